@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import multipart from '@fastify/multipart';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import {
+  jsonSchemaTransform,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
+import type { Config } from './config.js';
+import { type Database, openDatabase } from './db/client.js';
+import authPlugin from './http/plugins/auth.js';
+import errorsPlugin from './http/plugins/errors.js';
+import registryContext from './http/plugins/registry-context.js';
+import auditRoutes from './http/routes/audit.js';
+import docsRoutes from './http/routes/docs.js';
+import healthRoutes from './http/routes/health.js';
+import skillsReadRoutes from './http/routes/skills-read.js';
+import skillsWriteRoutes from './http/routes/skills-write.js';
+import tokensRoutes from './http/routes/tokens.js';
+import { loadSeeds } from './services/seed.js';
+
+export interface BuildAppOptions {
+  config: Config;
+  /** An open database; when absent one is opened from the config and closed with the app. */
+  database?: Database;
+  /** Overrides the pino logger options (tests pass false). */
+  logger?: FastifyServerOptions['logger'];
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Pino options: JSON for machines, pretty lines when a person runs it in a terminal. */
+export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
+  return {
+    level: config.logLevel,
+    redact: {
+      paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'],
+      censor: '[redacted]',
+    },
+    ...(process.stdout.isTTY && process.env.NODE_ENV !== 'production'
+      ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } } }
+      : {}),
+  };
+}
+
+/**
+ * Builds the whole service: migrations applied, seeds loaded, every route registered.
+ * server.ts, the CLI and the tests all start the service through this one function.
+ */
+export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
+  const { config } = options;
+  const ownsDatabase = options.database === undefined;
+  const database =
+    options.database ?? (await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir }));
+
+  const app = Fastify({
+    logger: options.logger ?? loggerOptions(config),
+    bodyLimit: config.bodyLimit,
+    // Honour a caller's request id so one id follows a request through proxies and logs.
+    genReqId: (request) => {
+      const incoming = request.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    trustProxy: true,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  if (ownsDatabase) app.addHook('onClose', async () => database.close());
+
+  try {
+    await database.migrate();
+    await app.register(registryContext, { config, database });
+    await app.register(errorsPlugin);
+    await app.register(authPlugin);
+    await app.register(multipart, {
+      preservePath: true,
+      limits: {
+        fileSize: config.limits.maxUncompressedBytes,
+        files: config.limits.maxFiles,
+        parts: config.limits.maxFiles + 100,
+        fieldSize: 64 * 1024,
+      },
+    });
+    await app.register(swagger, {
+      openapi: {
+        openapi: '3.1.0',
+        info: {
+          title: 'skill-registry',
+          description:
+            'A registry for Agent Skills: CI publishes bundles, agents read the catalogue (layer 1), bodies (layer 2) and bundled files (layer 3). Errors are RFC 9457 problem+json.',
+          version: '0.1.0',
+        },
+        components: {
+          securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Token from POST /tokens' } },
+        },
+        security: [{ bearer: [] }],
+        tags: [
+          { name: 'skills', description: 'Reading skills: catalogue, bodies, files, bundles' },
+          { name: 'publish', description: 'Publishing bundles' },
+          { name: 'versions', description: 'Versions, dist-tags and yanks' },
+          { name: 'tokens', description: 'Tokens and the audit log (admin)' },
+          { name: 'operations', description: 'Health and documentation' },
+        ],
+      },
+      transform: jsonSchemaTransform,
+    });
+    await app.register(swaggerUi, { routePrefix: '/docs' });
+    await app.register(healthRoutes);
+    await app.register(docsRoutes);
+    await app.register(skillsReadRoutes);
+    await app.register(skillsWriteRoutes);
+    await app.register(tokensRoutes);
+    await app.register(auditRoutes);
+    await app.ready();
+    if (config.seedDir) await loadSeeds(app.repositories.skills, config.seedDir, config.limits, app.log);
+  } catch (error) {
+    await app.close().catch(() => {});
+    if (ownsDatabase) await database.close().catch(() => {});
+    throw error;
+  }
+  return app;
+}

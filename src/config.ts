@@ -1,0 +1,105 @@
+import path from 'node:path';
+import { z } from 'zod';
+import { type BundleLimits, DEFAULT_LIMITS } from './bundle/types.js';
+
+/** Environment variables read by the service, with their defaults. README's configuration table mirrors this. */
+const booleanFromEnv = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATABASE_URL: z
+    .string()
+    .optional()
+    .transform((value) => (value === '' ? undefined : value))
+    .refine((value) => value === undefined || /^postgres(ql)?:\/\//.test(value), {
+      message: 'must be a postgres:// or postgresql:// connection URL (leave unset for the embedded database)',
+    }),
+  SKILLREG_DATA_DIR: z.string().min(1).default('./.data'),
+  SKILLREG_ADMIN_TOKEN: z
+    .string()
+    .optional()
+    .transform((value) => (value === '' ? undefined : value))
+    .refine((value) => value === undefined || value.length >= 16, {
+      message: 'must be at least 16 characters so it cannot be guessed (for example: openssl rand -hex 32)',
+    }),
+  SKILLREG_SEED_DIR: z.string().default('./skills-seed'),
+  SKILLREG_PUBLIC_URL: z
+    .string()
+    .optional()
+    .transform((value) => (value === '' ? undefined : value?.replace(/\/+$/, '')))
+    .refine((value) => value === undefined || URL.canParse(value), {
+      message: 'must be an absolute URL such as https://skills.example.com',
+    }),
+  SKILLREG_READ_AUTH: booleanFromEnv.default(false),
+  SKILLREG_MAX_BUNDLE_BYTES: positiveInt(DEFAULT_LIMITS.maxUncompressedBytes),
+  SKILLREG_MAX_FILES: positiveInt(DEFAULT_LIMITS.maxFiles),
+  SKILLREG_MAX_SKILL_MD_BYTES: positiveInt(DEFAULT_LIMITS.maxSkillMdBytes),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  /** PostgreSQL connection URL; undefined selects the embedded PGlite database under dataDir. */
+  databaseUrl?: string;
+  dataDir: string;
+  adminToken?: string;
+  /** Folder of seed skills loaded at start; undefined disables seeding. */
+  seedDir?: string;
+  publicUrl?: string;
+  readAuth: boolean;
+  limits: BundleLimits;
+  /** Largest request body accepted, derived from the bundle limit (archives are smaller than their content). */
+  bodyLimit: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads and validates the environment; throws ConfigError listing every problem at once. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => {
+        const variable = issue.path.join('.');
+        const value = env[variable];
+        return `${variable}${value === undefined ? '' : `=${JSON.stringify(redactIfSecret(variable, value))}`}: ${issue.message}`;
+      }),
+    );
+  }
+  const values = parsed.data;
+  const limits: BundleLimits = {
+    maxUncompressedBytes: values.SKILLREG_MAX_BUNDLE_BYTES,
+    maxFiles: values.SKILLREG_MAX_FILES,
+    maxSkillMdBytes: values.SKILLREG_MAX_SKILL_MD_BYTES,
+  };
+  return {
+    port: values.PORT,
+    host: values.HOST,
+    databaseUrl: values.DATABASE_URL,
+    dataDir: path.resolve(values.SKILLREG_DATA_DIR),
+    adminToken: values.SKILLREG_ADMIN_TOKEN,
+    seedDir: values.SKILLREG_SEED_DIR === '' ? undefined : path.resolve(values.SKILLREG_SEED_DIR),
+    publicUrl: values.SKILLREG_PUBLIC_URL,
+    readAuth: values.SKILLREG_READ_AUTH,
+    limits,
+    // Multipart framing and base64-free binary bodies stay close to the content size; leave headroom.
+    bodyLimit: limits.maxUncompressedBytes + 1024 * 1024,
+    logLevel: values.LOG_LEVEL,
+  };
+}
+
+function redactIfSecret(variable: string, value: string): string {
+  return /TOKEN|PASSWORD|SECRET|DATABASE_URL/.test(variable) ? '<redacted>' : value;
+}

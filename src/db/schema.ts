@@ -1,0 +1,148 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  bigserial,
+  boolean,
+  customType,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
+  dataType: () => 'bytea',
+});
+
+const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' });
+
+/** One row per skill name; the name is the identity from the frontmatter. */
+export const skills = pgTable('skills', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  name: text('name').notNull().unique(),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+/** Immutable published versions. Only yanked_at ever changes after insert. */
+export const skillVersions = pgTable(
+  'skill_versions',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    skillId: uuid('skill_id')
+      .notNull()
+      .references(() => skills.id, { onDelete: 'cascade' }),
+    version: text('version').notNull(),
+    digest: text('digest').notNull(),
+    name: text('name').notNull(),
+    description: text('description').notNull(),
+    frontmatter: jsonb('frontmatter').notNull().$type<Record<string, unknown>>(),
+    body: text('body').notNull(),
+    skillMdSize: integer('skill_md_size').notNull(),
+    totalSize: bigint('total_size', { mode: 'number' }).notNull(),
+    fileCount: integer('file_count').notNull(),
+    tokensDescription: integer('tokens_description').notNull(),
+    tokensBody: integer('tokens_body').notNull(),
+    warnings: jsonb('warnings').notNull().$type<{ path: string; detail: string }[]>().default([]),
+    publishedBy: text('published_by').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    yankedAt: timestamp('yanked_at', { withTimezone: true }),
+    search: tsvector('search').generatedAlwaysAs(
+      sql`setweight(to_tsvector('simple', name), 'A') || setweight(to_tsvector('english', description), 'B')`,
+    ),
+  },
+  (table) => [
+    uniqueIndex('skill_versions_skill_version_unique').on(table.skillId, table.version),
+    index('skill_versions_skill_digest_idx').on(table.skillId, table.digest),
+    index('skill_versions_search_idx').using('gin', table.search),
+    index('skill_versions_name_trgm_idx').using('gin', sql`${table.name} gin_trgm_ops`),
+    index('skill_versions_description_trgm_idx').using('gin', sql`${table.description} gin_trgm_ops`),
+  ],
+);
+
+/** File contents, stored once by sha256 whatever the number of versions that hold them. */
+export const blobs = pgTable('blobs', {
+  digest: text('digest').primaryKey(),
+  size: bigint('size', { mode: 'number' }).notNull(),
+  content: bytea('content').notNull(),
+});
+
+/** Which files a version holds, by path. */
+export const versionFiles = pgTable(
+  'version_files',
+  {
+    versionId: uuid('version_id')
+      .notNull()
+      .references(() => skillVersions.id, { onDelete: 'cascade' }),
+    path: text('path').notNull(),
+    blobDigest: text('blob_digest')
+      .notNull()
+      .references(() => blobs.digest),
+    size: bigint('size', { mode: 'number' }).notNull(),
+    mode: integer('mode').notNull().default(0o644),
+  },
+  (table) => [primaryKey({ columns: [table.versionId, table.path] })],
+);
+
+/** npm-style dist-tags. `latest` follows the highest non-yanked version unless pinned by hand. */
+export const distTags = pgTable(
+  'dist_tags',
+  {
+    skillId: uuid('skill_id')
+      .notNull()
+      .references(() => skills.id, { onDelete: 'cascade' }),
+    tag: text('tag').notNull(),
+    versionId: uuid('version_id')
+      .notNull()
+      .references(() => skillVersions.id, { onDelete: 'cascade' }),
+    /** Set when a person moved the tag; an automatic `latest` is recomputed on every publish and yank. */
+    pinned: boolean('pinned').notNull().default(false),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [primaryKey({ columns: [table.skillId, table.tag] }), index('dist_tags_tag_idx').on(table.tag)],
+);
+
+/** Bearer tokens; only a sha256 of the secret is stored. */
+export const tokens = pgTable('tokens', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  name: text('name').notNull(),
+  scopes: text('scopes').array().notNull(),
+  secretHash: text('secret_hash').notNull().unique(),
+  /** First characters of the secret, shown in listings so people can tell tokens apart. */
+  prefix: text('prefix').notNull(),
+  createdBy: text('created_by').notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  expiresAt: timestamp('expires_at', { withTimezone: true }),
+  lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
+  revokedAt: timestamp('revoked_at', { withTimezone: true }),
+});
+
+/** Every write: who did what, when. */
+export const auditLog = pgTable(
+  'audit_log',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
+    actor: text('actor').notNull(),
+    action: text('action').notNull(),
+    skill: text('skill'),
+    version: text('version'),
+    detail: jsonb('detail').notNull().$type<Record<string, unknown>>().default({}),
+  },
+  (table) => [index('audit_log_at_idx').on(table.at)],
+);
+
+/**
+ * A single row whose revision goes up with every write that changes what readers see.
+ * Listing ETags derive from it, so a poll costs one primary-key read.
+ */
+export const registryState = pgTable('registry_state', {
+  id: integer('id').primaryKey().default(1),
+  revision: bigint('revision', { mode: 'number' }).notNull().default(0),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+});

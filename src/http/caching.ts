@@ -1,0 +1,49 @@
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+export const IMMUTABLE = 'public, max-age=31536000, immutable';
+/** Tag and latest reads may change at any moment: caches must ask again every time. */
+export const REVALIDATE = 'public, no-cache';
+
+/** An ETag for a digest-addressed representation; the variant keeps renderings of one digest apart. */
+export function digestEtag(digest: string, variant = ''): string {
+  const hex = digest.replace(/^sha256:/, '');
+  return `"${hex}${variant ? `.${variant}` : ''}"`;
+}
+
+/** An ETag for a listing: the catalogue revision plus everything in the request that shapes the answer. */
+export function revisionEtag(revision: number, ...shape: unknown[]): string {
+  const hash = createHash('sha256').update(JSON.stringify(shape)).digest('base64url').slice(0, 16);
+  return `W/"r${revision}-${hash}"`;
+}
+
+/** RFC 9110 If-None-Match: weak comparison, lists and `*`. */
+export function matchesIfNoneMatch(request: FastifyRequest, etag: string): boolean {
+  const header = request.headers['if-none-match'];
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+  const wanted = opaque(etag);
+  return header.split(',').some((candidate) => opaque(candidate) === wanted);
+}
+
+/**
+ * Sets the validators and answers 304 when the client already has this representation.
+ * Returns true when the reply was sent, so the caller can stop before building the body.
+ */
+export function replyNotModified(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  etag: string,
+  cacheControl: string,
+): boolean {
+  reply.header('etag', etag).header('cache-control', cacheControl);
+  if (!matchesIfNoneMatch(request, etag)) return false;
+  reply.code(304).send();
+  return true;
+}
+
+/** Exact-version reads never change; anything resolved through a tag may. */
+export function cacheControlFor(selector: { version?: string }): string {
+  return selector.version !== undefined ? IMMUTABLE : REVALIDATE;
+}

@@ -1,0 +1,80 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import fp from 'fastify-plugin';
+import { AppError } from '../../errors.js';
+import { grants, type Principal, type Scope, safeEqual } from '../../storage/tokens-repository.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** A preHandler that lets the request through only with a token granting `scope`. */
+    authorize(scope: Scope): preHandlerAsyncHookHandler;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+const ANONYMOUS_READER: Principal = { actor: 'anonymous', scopes: ['read'] };
+const WWW_AUTHENTICATE = 'Bearer realm="skill-registry"';
+
+class AuthError extends AppError {
+  constructor(status: 401 | 403, detail: string, extensions: Record<string, unknown> = {}) {
+    super(status, status === 401 ? 'Unauthorized' : 'Forbidden', detail, extensions);
+  }
+}
+
+async function authPlugin(app: FastifyInstance) {
+  app.decorateRequest('principal', null);
+
+  async function identify(request: FastifyRequest): Promise<Principal | null> {
+    const header = request.headers.authorization;
+    if (!header) return null;
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match) {
+      throw new AuthError(401, "the Authorization header must be 'Bearer <token>'", { reason: 'malformed' });
+    }
+    const secret = match[1]!;
+    if (app.config.adminToken && safeEqual(secret, app.config.adminToken)) {
+      return { actor: 'admin-token', scopes: ['admin'] };
+    }
+    const result = await app.repositories.tokens.authenticate(secret);
+    if ('refused' in result) {
+      const reasons = {
+        unknown: 'the bearer token is not known to this registry; check SKILLREG_TOKEN or create one with POST /tokens',
+        revoked: 'the bearer token was revoked; ask an admin for a new one',
+        expired: 'the bearer token has expired; ask an admin for a new one',
+      } as const;
+      throw new AuthError(401, reasons[result.refused], { reason: result.refused });
+    }
+    return result;
+  }
+
+  app.decorate('authorize', (scope: Scope): preHandlerAsyncHookHandler => {
+    return async function authorizeRequest(request: FastifyRequest, reply: FastifyReply) {
+      reply.header('www-authenticate', WWW_AUTHENTICATE);
+      const principal = await identify(request);
+      if (!principal) {
+        if (scope === 'read' && !app.config.readAuth) {
+          request.principal = ANONYMOUS_READER;
+          reply.removeHeader('www-authenticate');
+          return;
+        }
+        throw new AuthError(
+          401,
+          `this request needs a bearer token with scope '${scope}': send 'Authorization: Bearer <token>'`,
+          { reason: 'missing', requiredScope: scope },
+        );
+      }
+      reply.removeHeader('www-authenticate');
+      if (!grants(principal.scopes, scope)) {
+        throw new AuthError(
+          403,
+          `this request needs scope '${scope}'; the token has ${principal.scopes.map((s) => `'${s}'`).join(', ')}. Ask an admin for a token with scope '${scope}'`,
+          { requiredScope: scope, scopes: principal.scopes },
+        );
+      }
+      request.principal = principal;
+    };
+  });
+}
+
+export default fp(authPlugin, { name: 'auth', dependencies: ['registry-context'] });

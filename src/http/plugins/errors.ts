@@ -1,0 +1,113 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { BundleError } from '../../bundle/types.js';
+import { AppError } from '../../errors.js';
+import { sendProblem } from '../problem.js';
+
+const SUPPORTED_UPLOADS =
+  'application/gzip (tar.gz), application/zip (zip or .skill), multipart/form-data (one part per file) or text/markdown (a lone SKILL.md)';
+
+/** Errors raised when PostgreSQL cannot be reached; they become 503 so clients know to retry. */
+function isDatabaseUnavailable(error: { code?: string; message?: string }): boolean {
+  const codes = ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004'];
+  if (error.code && codes.includes(error.code)) return true;
+  return /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(
+    error.message ?? '',
+  );
+}
+
+async function errorsPlugin(app: FastifyInstance) {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof BundleError) {
+      return sendProblem(reply, error.status, error.title, error.message, {
+        errors: error.errors,
+        ...(error.warnings.length > 0 ? { warnings: error.warnings } : {}),
+      });
+    }
+    if (error instanceof AppError) {
+      return sendProblem(reply, error.status, error.title, error.message, error.extensions);
+    }
+    if (hasZodFastifySchemaValidationErrors(error)) {
+      const errors = error.validation.map((issue) => {
+        const where = [error.validationContext, ...issue.instancePath.split('/').filter(Boolean)].join('.');
+        return { path: where, detail: `${where}: ${issue.message}` };
+      });
+      return sendProblem(
+        reply,
+        400,
+        'Bad Request',
+        `the request is malformed: ${errors.map((item) => item.detail).join('; ')}`,
+        { errors },
+      );
+    }
+    const cause = (error.cause ?? {}) as { code?: string; message?: string };
+    if (isDatabaseUnavailable(error) || isDatabaseUnavailable(cause)) {
+      request.log.error({ err: error }, 'database unavailable');
+      reply.header('retry-after', '5');
+      return sendProblem(reply, 503, 'Service Unavailable', 'the database is unavailable; retry shortly');
+    }
+    switch (error.code) {
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return sendProblem(
+          reply,
+          413,
+          'Content Too Large',
+          `the request body is larger than the limit of ${app.config.bodyLimit} bytes; raise SKILLREG_MAX_BUNDLE_BYTES or publish a smaller bundle`,
+          { limit: app.config.bodyLimit },
+        );
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return sendProblem(
+          reply,
+          415,
+          'Unsupported Media Type',
+          `content type '${request.headers['content-type'] ?? 'none'}' is not supported here; send ${SUPPORTED_UPLOADS}`,
+        );
+      case 'FST_REQ_FILE_TOO_LARGE':
+      case 'FST_FILES_LIMIT':
+      case 'FST_PARTS_LIMIT':
+        return sendProblem(reply, 413, 'Content Too Large', `${error.message}; the limits are configurable`, {
+          limits: app.config.limits,
+        });
+    }
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      return sendProblem(reply, status, httpTitle(status), error.message);
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return sendProblem(
+      reply,
+      500,
+      'Internal Server Error',
+      `an unexpected error occurred; quote request id ${request.id} when reporting it`,
+    );
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    return sendProblem(
+      reply,
+      404,
+      'Not Found',
+      `no route ${request.method} ${request.url.split('?')[0]}; the API is described at /docs and /openapi.json`,
+    );
+  });
+}
+
+function httpTitle(status: number): string {
+  const titles: Record<number, string> = {
+    400: 'Bad Request',
+    401: 'Unauthorized',
+    403: 'Forbidden',
+    404: 'Not Found',
+    405: 'Method Not Allowed',
+    406: 'Not Acceptable',
+    409: 'Conflict',
+    413: 'Content Too Large',
+    415: 'Unsupported Media Type',
+    422: 'Unprocessable Content',
+    429: 'Too Many Requests',
+  };
+  return titles[status] ?? 'Error';
+}
+
+export default fp(errorsPlugin, { name: 'errors', dependencies: ['registry-context'] });

@@ -1,0 +1,60 @@
+import type { FastifyReply } from 'fastify';
+import { z } from 'zod';
+
+/** RFC 9457 problem document. Extension members (errors, suggestions, limits...) are allowed. */
+export const problemSchema = z
+  .looseObject({
+    type: z.string().describe('URI reference identifying the problem type; about:blank for plain HTTP errors'),
+    title: z.string().describe('Short summary of the problem type'),
+    status: z.number().int(),
+    detail: z.string().describe('What went wrong and how to fix it'),
+    instance: z.string().optional().describe('The request path'),
+    errors: z
+      .array(z.object({ path: z.string(), detail: z.string() }))
+      .optional()
+      .describe('Every specific problem, each naming where it is and how to fix it'),
+  })
+  .describe('RFC 9457 problem details (application/problem+json)');
+
+export type Problem = z.infer<typeof problemSchema>;
+
+const descriptions: Record<number, string> = {
+  400: 'Malformed request or unreadable archive',
+  401: 'Missing or invalid bearer token',
+  403: 'The token lacks the required scope',
+  404: 'Unknown skill, version, tag or file',
+  409: 'Version conflict',
+  413: 'Over a configured limit',
+  415: 'Unsupported media type',
+  422: 'Readable but not a valid skill',
+  500: 'Unexpected server error',
+  503: 'Database unavailable',
+};
+
+/** Response schema entries for the given error statuses, for route schemas. */
+export function problemResponses<const Codes extends readonly number[]>(...codes: Codes) {
+  return Object.fromEntries(
+    codes.map((code) => [code, problemSchema.describe(descriptions[code] ?? 'Error')]),
+  ) as { [K in Codes[number]]: typeof problemSchema };
+}
+
+/**
+ * Problems use `about:blank` with the HTTP status phrase as title (RFC 9457 section 4.2.1);
+ * `detail` and the extension members carry the specifics.
+ */
+export function problemType(_status: number): string {
+  return 'about:blank';
+}
+
+export function sendProblem(
+  reply: FastifyReply,
+  status: number,
+  title: string,
+  detail: string,
+  extensions: Record<string, unknown> = {},
+): FastifyReply {
+  return reply
+    .code(status)
+    .type('application/problem+json')
+    .send({ type: problemType(status), title, status, detail, instance: reply.request.url, ...extensions });
+}

@@ -1,0 +1,48 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { problemResponses, sendProblem } from '../problem.js';
+
+const healthRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.get(
+    '/livez',
+    {
+      logLevel: 'warn',
+      schema: {
+        tags: ['operations'],
+        summary: 'Liveness',
+        description: 'The process is up and serving HTTP.',
+        operationId: 'livez',
+        response: { 200: z.object({ status: z.literal('ok') }) },
+      },
+    },
+    async () => ({ status: 'ok' as const }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      logLevel: 'warn',
+      schema: {
+        tags: ['operations'],
+        summary: 'Readiness',
+        description: 'The database answers; load balancers should send traffic only while this is 200.',
+        operationId: 'readyz',
+        response: {
+          200: z.object({ status: z.literal('ok'), database: z.enum(['postgres', 'pglite']) }),
+          ...problemResponses(503),
+        },
+      },
+    },
+    async (request, reply) => {
+      try {
+        await app.database.ping();
+        return { status: 'ok' as const, database: app.database.kind };
+      } catch (error) {
+        request.log.warn({ err: error }, 'readiness check failed');
+        return sendProblem(reply, 503, 'Service Unavailable', 'the database does not answer');
+      }
+    },
+  );
+};
+
+export default healthRoutes;

@@ -1,0 +1,257 @@
+import mime from 'mime-types';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { writeTarGz, writeZip } from '../../bundle/archive-write.js';
+import { BadRequestError } from '../../errors.js';
+import { renderSkillXml } from '../../render/skill-content.js';
+import type { VersionSelector } from '../../storage/skills-repository.js';
+import { cacheControlFor, digestEtag, REVALIDATE, replyNotModified, revisionEtag } from '../caching.js';
+import { problemResponses } from '../problem.js';
+import {
+  catalogueItemSchema,
+  fileEntrySchema,
+  nameParam,
+  selectorQuery,
+  skillDetailSchema,
+  versionSummarySchema,
+} from '../schemas.js';
+
+/** Exactly one of version or tag; both at once is ambiguous. */
+export function selectorOf(query: { version?: string; tag?: string }): VersionSelector {
+  if (query.version !== undefined && query.tag !== undefined) {
+    throw new BadRequestError('pass either version= or tag=, not both', { parameters: ['version', 'tag'] });
+  }
+  return query.version !== undefined ? { version: query.version } : { tag: query.tag };
+}
+
+const TEXT_TYPES = /^(text\/|application\/(json|xml|yaml|x-yaml|javascript|x-sh|toml))/;
+
+/** Content type of a bundled file: by extension, with charset for text; unknown files are bytes. */
+export function contentTypeFor(path: string): string {
+  const type = mime.lookup(path) || 'application/octet-stream';
+  return TEXT_TYPES.test(type) ? `${type}; charset=utf-8` : type;
+}
+
+const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { skills } = app.repositories;
+  const readable = app.authorize('read');
+
+  app.get(
+    '/skills',
+    {
+      preHandler: readable,
+      schema: {
+        tags: ['skills'],
+        summary: 'List the catalogue (layer 1)',
+        description:
+          'Names and descriptions of current skills, the layer-1 catalogue an agent puts in its system prompt. `q` searches names and descriptions (full-text and fuzzy name match); `tag` lists the versions a dist-tag points at.',
+        operationId: 'listSkills',
+        querystring: z.object({
+          q: z.string().max(200).optional().describe('Full-text search over name and description'),
+          tag: z.string().max(64).optional().describe('Dist-tag to list (default latest)'),
+          limit: z.coerce.number().int().min(1).max(500).default(50),
+          cursor: z.string().max(500).optional().describe('nextCursor of the previous page'),
+        }),
+        response: {
+          200: z.object({ items: z.array(catalogueItemSchema), nextCursor: z.string().nullable() }),
+          ...problemResponses(400, 401, 403),
+        },
+      },
+    },
+    async (request, reply) => {
+      const revision = await skills.revision();
+      if (replyNotModified(request, reply, revisionEtag(revision, 'skills', request.query), REVALIDATE)) return reply;
+      const page = await skills.catalogue(request.query);
+      return {
+        items: page.items.map(({ frontmatter: _frontmatter, ...item }) => ({
+          ...item,
+          updatedAt: item.updatedAt.toISOString(),
+        })),
+        nextCursor: page.nextCursor,
+      };
+    },
+  );
+
+  app.get(
+    '/skills/:name',
+    {
+      preHandler: readable,
+      schema: {
+        tags: ['skills'],
+        summary: 'Metadata of one version',
+        description: 'Frontmatter, files, dist-tags and a summary of all versions. Selects `latest` unless version= or tag= is given.',
+        operationId: 'getSkill',
+        params: nameParam,
+        querystring: selectorQuery,
+        response: { 200: skillDetailSchema, ...problemResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      const selector = selectorOf(request.query);
+      const record = await skills.resolve(request.params.name, selector);
+      const etag =
+        selector.version !== undefined
+          ? digestEtag(record.digest, `meta.${record.yankedAt ? 'y' : 'n'}`)
+          : revisionEtag(await skills.revision(), 'skill', request.params.name, request.query);
+      if (replyNotModified(request, reply, etag, cacheControlFor(selector))) return reply;
+      const [files, distTags, versions] = await Promise.all([
+        skills.files(record.id),
+        skills.distTags(record.skillId),
+        skills.versions(record.name),
+      ]);
+      return {
+        name: record.name,
+        version: record.version,
+        description: record.description,
+        digest: record.digest,
+        frontmatter: record.frontmatter,
+        createdAt: record.createdAt.toISOString(),
+        yanked: record.yankedAt !== null,
+        tokens: { description: record.tokensDescription, body: record.tokensBody },
+        size: record.totalSize,
+        files: files.map(({ path, size, digest }) => ({ path, size, digest: `sha256:${digest}` })),
+        distTags,
+        versions: versions.map((summary) => ({ ...summary, createdAt: summary.createdAt.toISOString() })),
+      };
+    },
+  );
+
+  app.get(
+    '/skills/:name/content',
+    {
+      preHandler: readable,
+      schema: {
+        tags: ['skills'],
+        summary: 'The skill body (layer 2)',
+        description:
+          'SKILL.md without its frontmatter, as text/markdown. `format=json` gives name, version, digest, frontmatter, body and files; `format=xml` gives `<skill name="...">body</skill>`.',
+        operationId: 'getSkillContent',
+        params: nameParam,
+        querystring: selectorQuery.extend({
+          format: z.enum(['markdown', 'json', 'xml']).default('markdown'),
+        }),
+        response: {
+          200: z
+            .union([
+              z.string().describe('text/markdown or application/xml'),
+              z.object({
+                name: z.string(),
+                version: z.string(),
+                digest: z.string(),
+                frontmatter: z.record(z.string(), z.unknown()),
+                body: z.string(),
+                files: z.array(fileEntrySchema),
+              }),
+            ])
+            .describe('The body in the requested format'),
+          ...problemResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request, reply) => {
+      const selector = selectorOf(request.query);
+      const record = await skills.resolve(request.params.name, selector);
+      const { format } = request.query;
+      if (replyNotModified(request, reply, digestEtag(record.digest, format), cacheControlFor(selector))) return reply;
+      reply.header('x-skill-version', record.version);
+      if (format === 'json') {
+        const files = await skills.files(record.id);
+        return {
+          name: record.name,
+          version: record.version,
+          digest: record.digest,
+          frontmatter: record.frontmatter,
+          body: record.body,
+          files: files.map(({ path, size, digest }) => ({ path, size, digest: `sha256:${digest}` })),
+        };
+      }
+      if (format === 'xml') return reply.type('application/xml; charset=utf-8').send(renderSkillXml(record.name, record.body));
+      return reply.type('text/markdown; charset=utf-8').send(record.body);
+    },
+  );
+
+  app.get(
+    '/skills/:name/files/*',
+    {
+      preHandler: readable,
+      schema: {
+        tags: ['skills'],
+        summary: 'One bundled file (layer 3)',
+        description: 'The exact bytes of one file of the bundle, with a content type from its extension.',
+        operationId: 'getSkillFile',
+        params: nameParam.extend({ '*': z.string().min(1).describe('Path inside the bundle, e.g. references/api.md') }),
+        querystring: selectorQuery,
+        response: {
+          200: z.any().describe('The file bytes'),
+          ...problemResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request, reply) => {
+      const selector = selectorOf(request.query);
+      const record = await skills.resolve(request.params.name, selector);
+      const path = request.params['*'];
+      const file = await skills.readFile(record, path);
+      if (replyNotModified(request, reply, digestEtag(file.digest), cacheControlFor(selector))) return reply;
+      // Bundled HTML or SVG must not run as this registry's origin.
+      reply.header('content-security-policy', "default-src 'none'; sandbox");
+      reply.header('x-content-type-options', 'nosniff');
+      reply.header('x-skill-version', record.version);
+      return reply.type(contentTypeFor(path)).send(Buffer.from(file.bytes));
+    },
+  );
+
+  app.get(
+    '/skills/:name/bundle',
+    {
+      preHandler: readable,
+      schema: {
+        tags: ['skills'],
+        summary: 'The whole version as an archive',
+        description:
+          'A byte-for-byte deterministic tar.gz (default) or zip of every file of the version, files at the archive root.',
+        operationId: 'getSkillBundle',
+        params: nameParam,
+        querystring: selectorQuery.extend({ format: z.enum(['tar.gz', 'zip']).default('tar.gz') }),
+        response: { 200: z.any().describe('The archive bytes'), ...problemResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      const selector = selectorOf(request.query);
+      const record = await skills.resolve(request.params.name, selector);
+      const { format } = request.query;
+      if (replyNotModified(request, reply, digestEtag(record.digest, format), cacheControlFor(selector))) return reply;
+      const files = await skills.bundleFiles(record.id);
+      const archive = format === 'zip' ? await writeZip(files) : await writeTarGz(files);
+      reply.header('content-disposition', `attachment; filename="${record.name}-${record.version}.${format === 'zip' ? 'zip' : 'tar.gz'}"`);
+      reply.header('x-skill-version', record.version);
+      reply.header('x-skill-digest', record.digest);
+      return reply.type(format === 'zip' ? 'application/zip' : 'application/gzip').send(archive);
+    },
+  );
+
+  app.get(
+    '/skills/:name/versions',
+    {
+      preHandler: readable,
+      schema: {
+        tags: ['versions'],
+        summary: 'List the versions of a skill',
+        description: 'Every version, newest first by semver precedence, including yanked ones, with the dist-tags on each.',
+        operationId: 'listSkillVersions',
+        params: nameParam,
+        response: { 200: z.array(versionSummarySchema), ...problemResponses(401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      const revision = await skills.revision();
+      if (replyNotModified(request, reply, revisionEtag(revision, 'versions', request.params.name), REVALIDATE)) {
+        return reply;
+      }
+      const versions = await skills.versions(request.params.name);
+      return versions.map((summary) => ({ ...summary, createdAt: summary.createdAt.toISOString() }));
+    },
+  );
+};
+
+export default skillsReadRoutes;

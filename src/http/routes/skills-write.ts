@@ -1,0 +1,201 @@
+import type { MultipartFile } from '@fastify/multipart';
+import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import semver from 'semver';
+import { z } from 'zod';
+import { createLimitTracker } from '../../bundle/archive-read.js';
+import { BundleError, type BundleFile, type BundleLimits } from '../../bundle/types.js';
+import { BadRequestError } from '../../errors.js';
+import { publishUpload, type Upload } from '../../services/publish.js';
+import { problemResponses } from '../problem.js';
+import { nameParam, publishResultSchema } from '../schemas.js';
+
+const TAG_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+
+/** npm's rule: a tag that parses as a version would make `tag=1.0.0` and `version=1.0.0` ambiguous. */
+export function checkTagName(tag: string): void {
+  if (!TAG_PATTERN.test(tag)) {
+    throw new BadRequestError(
+      `tag '${tag}' must be 1-64 characters of lowercase letters, digits, '.', '_' or '-', starting with a letter or digit`,
+      { parameter: 'tag' },
+    );
+  }
+  if (semver.valid(tag)) {
+    throw new BadRequestError(`tag '${tag}' looks like a version; tags name channels such as stable or beta`, {
+      parameter: 'tag',
+    });
+  }
+}
+
+/** Body types accepted by POST /skills, mapped to how they are read. */
+export const UPLOAD_CONTENT_TYPES = {
+  'application/gzip': 'tar.gz',
+  'application/x-gzip': 'tar.gz',
+  'application/tar+gzip': 'tar.gz',
+  'application/x-tar': 'archive',
+  'application/zip': 'zip',
+  'application/x-zip-compressed': 'zip',
+  'application/octet-stream': 'archive',
+  'text/markdown': 'markdown',
+  'text/x-markdown': 'markdown',
+  'text/plain': 'markdown',
+} as const;
+
+async function readMultipartFiles(request: FastifyRequest, limits: BundleLimits): Promise<BundleFile[]> {
+  const tracker = createLimitTracker(limits);
+  const files: BundleFile[] = [];
+  for await (const part of request.parts()) {
+    if (part.type !== 'file') continue;
+    const file = part as MultipartFile;
+    const path = file.filename;
+    if (!path) {
+      throw new BundleError(400, 'Bad Request', `multipart part '${file.fieldname}' has no filename`, [
+        {
+          path: file.fieldname,
+          detail: `part '${file.fieldname}' has no filename; the filename carries the file's path in the bundle, e.g. -F "files[]=@SKILL.md;filename=SKILL.md"`,
+        },
+      ]);
+    }
+    tracker.addFile(path);
+    const chunks: Buffer[] = [];
+    for await (const chunk of file.file) {
+      tracker.addBytes(chunk.length);
+      chunks.push(chunk as Buffer);
+    }
+    files.push({ path, bytes: Buffer.concat(chunks), mode: 0o644 });
+  }
+  if (files.length === 0) {
+    throw new BundleError(400, 'Bad Request', 'the multipart body has no file parts', [
+      { path: '(body)', detail: 'send one file part per bundle file, with the relative path as its filename' },
+    ]);
+  }
+  return files;
+}
+
+function uploadOf(request: FastifyRequest, bytes: unknown): Upload {
+  const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const kind = UPLOAD_CONTENT_TYPES[type as keyof typeof UPLOAD_CONTENT_TYPES];
+  const body = bytes as Buffer;
+  if (kind === 'markdown') return { kind: 'markdown', bytes: body };
+  if (kind === 'tar.gz' || kind === 'zip') return { kind: 'archive', bytes: body, declared: kind };
+  return { kind: 'archive', bytes: body };
+}
+
+const skillsWriteRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { skills } = app.repositories;
+  const { limits } = app.config;
+
+  // Binary bodies arrive whole (bounded by bodyLimit) and are read by the bundle layer with its own limits.
+  app.removeContentTypeParser('text/plain');
+  app.addContentTypeParser(
+    Object.keys(UPLOAD_CONTENT_TYPES),
+    { parseAs: 'buffer', bodyLimit: app.config.bodyLimit },
+    (_request, body, done) => done(null, body),
+  );
+
+  app.post(
+    '/skills',
+    {
+      preHandler: app.authorize('publish'),
+      bodyLimit: app.config.bodyLimit,
+      schema: {
+        tags: ['publish'],
+        summary: 'Publish a skill bundle',
+        description: [
+          'Body: `application/gzip` (tar.gz), `application/zip` (zip or .skill), `multipart/form-data` (one file part per file, the filename being the relative path), or `text/markdown` (a lone SKILL.md).',
+          'SKILL.md may sit at the root or inside one top folder.',
+          'Version: `?version=`, else frontmatter `metadata.version`, else the next patch.',
+          'Identical content answers 200 with the existing version; different content under an existing version is a 409.',
+        ].join(' '),
+        operationId: 'publishSkill',
+        querystring: z.object({
+          version: z.string().max(256).optional().describe('Semver version to publish as'),
+          tag: z.string().max(64).optional().describe('Dist-tag to point at the published version'),
+          name: z.string().max(200).optional().describe('Skill name when the frontmatter has none'),
+        }),
+        response: {
+          200: publishResultSchema.describe('Identical content already published: nothing was created'),
+          201: publishResultSchema.describe('A new version was created'),
+          ...problemResponses(400, 401, 403, 409, 413, 415, 422),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { version, tag, name } = request.query;
+      if (tag !== undefined) checkTagName(tag);
+      const upload: Upload = request.isMultipart()
+        ? { kind: 'files', files: await readMultipartFiles(request, limits) }
+        : uploadOf(request, request.body);
+      const result = await publishUpload(skills, upload, {
+        nameOverride: name,
+        version,
+        tag,
+        actor: request.principal!.actor,
+        limits,
+      });
+      request.log.info(
+        { skill: result.name, version: result.version, digest: result.digest, created: result.created },
+        result.created ? 'published' : 'publish unchanged',
+      );
+      reply.header('location', `/skills/${result.name}?version=${encodeURIComponent(result.version)}`);
+      return reply.code(result.created ? 201 : 200).send(result);
+    },
+  );
+
+  app.put(
+    '/skills/:name/tags/:tag',
+    {
+      preHandler: app.authorize('publish'),
+      schema: {
+        tags: ['versions'],
+        summary: 'Move a dist-tag',
+        description: 'Points a dist-tag (latest, stable, beta...) at a version. Moving latest by hand pins it until moved again.',
+        operationId: 'setDistTag',
+        params: nameParam.extend({ tag: z.string().min(1).max(64) }),
+        body: z.object({ version: z.string().min(1).max(256).describe('The version the tag should point at') }),
+        response: {
+          200: z.object({ name: z.string(), tag: z.string(), version: z.string(), previous: z.string().nullable() }),
+          ...problemResponses(400, 401, 403, 404, 409),
+        },
+      },
+    },
+    async (request) => {
+      const { name, tag } = request.params;
+      checkTagName(tag);
+      const { previous } = await skills.moveTag(name, tag, request.body.version, request.principal!.actor);
+      return { name, tag, version: request.body.version, previous };
+    },
+  );
+
+  app.delete(
+    '/skills/:name/versions/:version',
+    {
+      preHandler: app.authorize('publish'),
+      schema: {
+        tags: ['versions'],
+        summary: 'Yank a version',
+        description:
+          'Hides the version from the catalogue and from latest and removes the dist-tags on it; it stays readable by exact version so pinned users keep working.',
+        operationId: 'yankVersion',
+        params: nameParam.extend({ version: z.string().min(1).max(256) }),
+        response: {
+          200: z.object({
+            name: z.string(),
+            version: z.string(),
+            yanked: z.literal(true),
+            alreadyYanked: z.boolean(),
+            latest: z.string().nullable().describe('The version latest points at now'),
+          }),
+          ...problemResponses(401, 403, 404),
+        },
+      },
+    },
+    async (request) => {
+      const { name, version } = request.params;
+      const result = await skills.yank(name, version, request.principal!.actor);
+      return { name, version, yanked: true as const, ...result };
+    },
+  );
+};
+
+export default skillsWriteRoutes;

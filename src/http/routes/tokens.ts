@@ -1,0 +1,97 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { SCOPES } from '../../storage/tokens-repository.js';
+import { problemResponses } from '../problem.js';
+
+const tokenSummarySchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  scopes: z.array(z.enum(SCOPES)),
+  prefix: z.string().describe('First characters of the secret, to tell tokens apart'),
+  createdBy: z.string(),
+  createdAt: z.string(),
+  expiresAt: z.string().nullable(),
+  lastUsedAt: z.string().nullable(),
+});
+
+function serialize<T extends { createdAt: Date; expiresAt: Date | null; lastUsedAt: Date | null }>(token: T) {
+  return {
+    ...token,
+    createdAt: token.createdAt.toISOString(),
+    expiresAt: token.expiresAt?.toISOString() ?? null,
+    lastUsedAt: token.lastUsedAt?.toISOString() ?? null,
+  };
+}
+
+const tokensRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { tokens } = app.repositories;
+  const adminOnly = app.authorize('admin');
+
+  app.post(
+    '/tokens',
+    {
+      preHandler: adminOnly,
+      schema: {
+        tags: ['tokens'],
+        summary: 'Create a token',
+        description: 'Answers the secret once; only its hash is stored. Scopes: read, publish, admin.',
+        operationId: 'createToken',
+        body: z.object({
+          name: z.string().trim().min(1).max(100).describe('What the token is for, e.g. ci-main'),
+          scopes: z.array(z.enum(SCOPES)).min(1).describe('read, publish and/or admin'),
+          expiresInDays: z.number().int().min(1).max(3650).optional().describe('Lifetime; no expiry when omitted'),
+        }),
+        response: {
+          201: tokenSummarySchema.extend({ secret: z.string().describe('The bearer token; shown only now') }),
+          ...problemResponses(400, 401, 403),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { name, scopes, expiresInDays } = request.body;
+      const expiresAt = expiresInDays ? new Date(Date.now() + expiresInDays * 86_400_000) : undefined;
+      const created = await tokens.create({
+        name,
+        scopes: [...new Set(scopes)],
+        expiresAt,
+        actor: request.principal!.actor,
+      });
+      return reply.code(201).send(serialize(created));
+    },
+  );
+
+  app.get(
+    '/tokens',
+    {
+      preHandler: adminOnly,
+      schema: {
+        tags: ['tokens'],
+        summary: 'List active tokens',
+        description: 'Never shows secrets.',
+        operationId: 'listTokens',
+        response: { 200: z.object({ items: z.array(tokenSummarySchema) }), ...problemResponses(401, 403) },
+      },
+    },
+    async () => ({ items: (await tokens.list()).map(serialize) }),
+  );
+
+  app.delete(
+    '/tokens/:id',
+    {
+      preHandler: adminOnly,
+      schema: {
+        tags: ['tokens'],
+        summary: 'Revoke a token',
+        operationId: 'revokeToken',
+        params: z.object({ id: z.uuid().describe('Token id from GET /tokens') }),
+        response: { 204: z.null().describe('Revoked'), ...problemResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await tokens.revoke(request.params.id, request.principal!.actor);
+      return reply.code(204).send(null);
+    },
+  );
+};
+
+export default tokensRoutes;

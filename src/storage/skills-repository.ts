@@ -1,0 +1,645 @@
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { fileDigest } from '../bundle/digest.js';
+import type { BundleFile, BundleIssue, ParsedSkill } from '../bundle/types.js';
+import { chooseVersion, pickLatest, sortVersionsDescending } from '../bundle/version.js';
+import type { Db } from '../db/client.js';
+import { blobs, distTags, registryState, skills, skillVersions, versionFiles } from '../db/schema.js';
+import { BadRequestError, ConflictError, NotFoundError } from '../errors.js';
+import { countCatalogueEntryTokens, countTokens } from '../render/token-count.js';
+import { recordAudit } from './audit-repository.js';
+
+export const LATEST = 'latest';
+
+/** How a read names the version it wants: an exact version, a dist-tag, or neither (latest). */
+export interface VersionSelector {
+  version?: string;
+  tag?: string;
+}
+
+export interface PublishInput {
+  skill: ParsedSkill;
+  files: BundleFile[];
+  digest: string;
+  requestedVersion?: string;
+  /** Dist-tag to point at the published version (besides the automatic `latest`). */
+  tag?: string;
+  actor: string;
+}
+
+export interface PublishResult {
+  name: string;
+  version: string;
+  digest: string;
+  created: boolean;
+  warnings: BundleIssue[];
+}
+
+/** One stored version, as reads need it. */
+export interface VersionRecord {
+  id: string;
+  skillId: string;
+  name: string;
+  version: string;
+  digest: string;
+  description: string;
+  frontmatter: Record<string, unknown>;
+  body: string;
+  createdAt: Date;
+  yankedAt: Date | null;
+  tokensDescription: number;
+  tokensBody: number;
+  totalSize: number;
+  fileCount: number;
+}
+
+export interface CatalogueItem {
+  name: string;
+  description: string;
+  version: string;
+  tags: string[];
+  digest: string;
+  updatedAt: Date;
+  tokens: { description: number; body: number };
+  frontmatter: Record<string, unknown>;
+}
+
+export interface CatalogueQuery {
+  q?: string;
+  tag?: string;
+  limit: number;
+  cursor?: string;
+}
+
+export interface VersionSummary {
+  version: string;
+  digest: string;
+  createdAt: Date;
+  yanked: boolean;
+  tags: string[];
+}
+
+export interface FileEntry {
+  path: string;
+  size: number;
+  digest: string;
+  mode: number;
+}
+
+const versionColumns = {
+  id: skillVersions.id,
+  skillId: skillVersions.skillId,
+  name: skillVersions.name,
+  version: skillVersions.version,
+  digest: skillVersions.digest,
+  description: skillVersions.description,
+  frontmatter: skillVersions.frontmatter,
+  body: skillVersions.body,
+  createdAt: skillVersions.createdAt,
+  yankedAt: skillVersions.yankedAt,
+  tokensDescription: skillVersions.tokensDescription,
+  tokensBody: skillVersions.tokensBody,
+  totalSize: skillVersions.totalSize,
+  fileCount: skillVersions.fileCount,
+};
+
+/** Stores and reads skills. Every write is one transaction that also bumps the registry revision. */
+export class SkillsRepository {
+  constructor(private readonly db: Db) {}
+
+  /** The catalogue revision: any write that changes what readers see increases it. */
+  async revision(): Promise<number> {
+    const [row] = await this.db.select({ revision: registryState.revision }).from(registryState).limit(1);
+    return row?.revision ?? 0;
+  }
+
+  async publish(input: PublishInput): Promise<PublishResult> {
+    const { skill, digest } = input;
+    return this.db.transaction(async (tx) => {
+      // Serialises publishes of one skill across every replica, even before its row exists.
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`skill:${skill.name}`}))`);
+      const skillId = await upsertSkill(tx, skill.name);
+      const existing = await tx
+        .select({ version: skillVersions.version, digest: skillVersions.digest, yankedAt: skillVersions.yankedAt })
+        .from(skillVersions)
+        .where(eq(skillVersions.skillId, skillId));
+
+      const choice = chooseVersion({
+        requested: input.requestedVersion,
+        metadataVersion: skill.metadataVersion,
+        existing: existing.map((row) => row.version),
+      });
+      const warnings = [...skill.warnings, ...choice.warnings];
+      const unchanged = findIdenticalVersion(existing, digest, choice);
+      if (unchanged) {
+        if (unchanged.yankedAt) {
+          warnings.push({
+            path: 'SKILL.md',
+            detail: `this content is identical to yanked version ${unchanged.version}; nothing was published. Change the skill to publish a new version`,
+          });
+        }
+        if (input.tag && input.tag !== LATEST && !unchanged.yankedAt) {
+          await this.pointTag(tx, skillId, skill.name, input.tag, unchanged.version, input.actor);
+        }
+        return { name: skill.name, version: unchanged.version, digest, created: false, warnings };
+      }
+      const clash = existing.find((row) => row.version === choice.version);
+      if (clash) {
+        throw new ConflictError(
+          `version ${choice.version} of '${skill.name}' already exists with different content (${clash.digest}); versions are immutable: publish under a new version (bump metadata.version or pass ?version=), or omit the version to get the next patch`,
+          { name: skill.name, version: choice.version, existingDigest: clash.digest, digest },
+        );
+      }
+
+      const versionId = await insertVersion(tx, skillId, choice.version, input);
+      await refreshLatest(tx, skillId);
+      if (input.tag) await this.pointTag(tx, skillId, skill.name, input.tag, choice.version, input.actor);
+      await recordAudit(tx, {
+        actor: input.actor,
+        action: 'publish',
+        skill: skill.name,
+        version: choice.version,
+        detail: { digest, versionSource: choice.source, files: input.files.length, versionId },
+      });
+      await touchSkillAndRevision(tx, skillId);
+      return { name: skill.name, version: choice.version, digest, created: true, warnings };
+    });
+  }
+
+  /** Resolves a selector to one stored version, or throws a 404 that says what exists. */
+  async resolve(name: string, selector: VersionSelector = {}): Promise<VersionRecord> {
+    const [skillRow] = await this.db.select({ id: skills.id }).from(skills).where(eq(skills.name, name));
+    if (!skillRow) throw await this.unknownSkill(name);
+    if (selector.version !== undefined) {
+      const [row] = await this.db
+        .select(versionColumns)
+        .from(skillVersions)
+        .where(and(eq(skillVersions.skillId, skillRow.id), eq(skillVersions.version, selector.version)));
+      if (!row) {
+        const versions = await this.versionNames(skillRow.id);
+        throw new NotFoundError(
+          `skill '${name}' has no version '${selector.version}'; available versions: ${versions.join(', ') || 'none'}`,
+          { name, version: selector.version, availableVersions: versions },
+        );
+      }
+      return row;
+    }
+    const tag = selector.tag ?? LATEST;
+    const [row] = await this.db
+      .select(versionColumns)
+      .from(distTags)
+      .innerJoin(skillVersions, eq(skillVersions.id, distTags.versionId))
+      .where(and(eq(distTags.skillId, skillRow.id), eq(distTags.tag, tag)));
+    if (!row) {
+      const tags = await this.tagNames(skillRow.id);
+      const detail =
+        tag === LATEST && tags.length === 0
+          ? `skill '${name}' has no current version: every version is yanked. Read one by exact version (?version=) or publish a new one`
+          : `skill '${name}' has no dist-tag '${tag}'; its tags are: ${tags.join(', ') || 'none'}`;
+      throw new NotFoundError(detail, { name, tag, availableTags: tags });
+    }
+    return row;
+  }
+
+  async catalogue(query: CatalogueQuery): Promise<{ items: CatalogueItem[]; nextCursor: string | null }> {
+    const tag = query.tag ?? LATEST;
+    const q = query.q?.trim() || undefined;
+    const cursor = decodeCursor(query.cursor, q !== undefined);
+    const searchCondition = q ? searchMatches(q) : sql`true`;
+    const tagsOfVersion = sql<string[]>`coalesce((select array_agg(t2.tag order by t2.tag) from ${distTags} t2 where t2.version_id = ${skillVersions.id}), '{}')`;
+    const base = this.db
+      .select({
+        name: skills.name,
+        description: skillVersions.description,
+        version: skillVersions.version,
+        digest: skillVersions.digest,
+        updatedAt: distTags.updatedAt,
+        tokensDescription: skillVersions.tokensDescription,
+        tokensBody: skillVersions.tokensBody,
+        frontmatter: skillVersions.frontmatter,
+        tags: tagsOfVersion,
+      })
+      .from(distTags)
+      .innerJoin(skills, eq(skills.id, distTags.skillId))
+      .innerJoin(skillVersions, eq(skillVersions.id, distTags.versionId));
+
+    let rows: Awaited<typeof base>;
+    let nextCursor: string | null = null;
+    if (q) {
+      const offset = cursor.offset ?? 0;
+      rows = await base
+        .where(and(eq(distTags.tag, tag), searchCondition))
+        .orderBy(sql`${searchRank(q)} desc`, skills.name)
+        .limit(query.limit + 1)
+        .offset(offset);
+      if (rows.length > query.limit) nextCursor = encodeCursor({ offset: offset + query.limit });
+    } else {
+      const after = cursor.after;
+      rows = await base
+        .where(and(eq(distTags.tag, tag), after === undefined ? sql`true` : sql`${skills.name} > ${after}`))
+        .orderBy(skills.name)
+        .limit(query.limit + 1);
+      if (rows.length > query.limit) nextCursor = encodeCursor({ after: rows[query.limit - 1]!.name });
+    }
+    const items = rows.slice(0, query.limit).map((row) => ({
+      name: row.name,
+      description: row.description,
+      version: row.version,
+      tags: row.tags,
+      digest: row.digest,
+      updatedAt: new Date(row.updatedAt),
+      tokens: { description: row.tokensDescription, body: row.tokensBody },
+      frontmatter: row.frontmatter,
+    }));
+    return { items, nextCursor };
+  }
+
+  async files(versionId: string): Promise<FileEntry[]> {
+    return this.db
+      .select({
+        path: versionFiles.path,
+        size: versionFiles.size,
+        digest: versionFiles.blobDigest,
+        mode: versionFiles.mode,
+      })
+      .from(versionFiles)
+      .where(eq(versionFiles.versionId, versionId))
+      .orderBy(versionFiles.path);
+  }
+
+  /** One file's bytes, or a 404 naming the files the version has. */
+  async readFile(version: VersionRecord, path: string): Promise<{ bytes: Uint8Array; digest: string }> {
+    const [row] = await this.db
+      .select({ content: blobs.content, digest: blobs.digest })
+      .from(versionFiles)
+      .innerJoin(blobs, eq(blobs.digest, versionFiles.blobDigest))
+      .where(and(eq(versionFiles.versionId, version.id), eq(versionFiles.path, path)));
+    if (!row) {
+      const paths = (await this.files(version.id)).map((file) => file.path);
+      throw new NotFoundError(
+        `skill '${version.name}' version ${version.version} has no file '${path}'; its files are: ${paths.slice(0, 50).join(', ')}${paths.length > 50 ? ', ...' : ''}`,
+        { name: version.name, version: version.version, path, files: paths.slice(0, 200) },
+      );
+    }
+    return { bytes: row.content, digest: row.digest };
+  }
+
+  /** Every file of a version with its bytes, for bundles. */
+  async bundleFiles(versionId: string): Promise<BundleFile[]> {
+    const rows = await this.db
+      .select({ path: versionFiles.path, mode: versionFiles.mode, content: blobs.content })
+      .from(versionFiles)
+      .innerJoin(blobs, eq(blobs.digest, versionFiles.blobDigest))
+      .where(eq(versionFiles.versionId, versionId))
+      .orderBy(versionFiles.path);
+    return rows.map((row) => ({ path: row.path, bytes: row.content, mode: row.mode }));
+  }
+
+  async versions(name: string): Promise<VersionSummary[]> {
+    const skillId = await this.skillId(name);
+    const rows = await this.db
+      .select({
+        version: skillVersions.version,
+        digest: skillVersions.digest,
+        createdAt: skillVersions.createdAt,
+        yankedAt: skillVersions.yankedAt,
+        id: skillVersions.id,
+      })
+      .from(skillVersions)
+      .where(eq(skillVersions.skillId, skillId));
+    const tagRows = await this.db
+      .select({ tag: distTags.tag, versionId: distTags.versionId })
+      .from(distTags)
+      .where(eq(distTags.skillId, skillId));
+    const order = sortVersionsDescending(rows.map((row) => row.version));
+    return order.map((version) => {
+      const row = rows.find((candidate) => candidate.version === version)!;
+      return {
+        version,
+        digest: row.digest,
+        createdAt: row.createdAt,
+        yanked: row.yankedAt !== null,
+        tags: tagRows
+          .filter((tagRow) => tagRow.versionId === row.id)
+          .map((tagRow) => tagRow.tag)
+          .sort(),
+      };
+    });
+  }
+
+  /** Dist-tags of a skill as `{tag: version}`. */
+  async distTags(skillId: string): Promise<Record<string, string>> {
+    const rows = await this.db
+      .select({ tag: distTags.tag, version: skillVersions.version })
+      .from(distTags)
+      .innerJoin(skillVersions, eq(skillVersions.id, distTags.versionId))
+      .where(eq(distTags.skillId, skillId))
+      .orderBy(distTags.tag);
+    return Object.fromEntries(rows.map((row) => [row.tag, row.version]));
+  }
+
+  async moveTag(name: string, tag: string, version: string, actor: string): Promise<{ previous: string | null }> {
+    return this.db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`skill:${name}`}))`);
+      const skillId = await this.skillId(name, tx);
+      const previous = await this.pointTag(tx, skillId, name, tag, version, actor);
+      await touchSkillAndRevision(tx, skillId);
+      return { previous };
+    });
+  }
+
+  async yank(name: string, version: string, actor: string): Promise<{ alreadyYanked: boolean; latest: string | null }> {
+    return this.db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`skill:${name}`}))`);
+      const skillId = await this.skillId(name, tx);
+      const [row] = await tx
+        .select({ id: skillVersions.id, yankedAt: skillVersions.yankedAt })
+        .from(skillVersions)
+        .where(and(eq(skillVersions.skillId, skillId), eq(skillVersions.version, version)));
+      if (!row) {
+        const versions = await this.versionNames(skillId, tx);
+        throw new NotFoundError(`skill '${name}' has no version '${version}'; available versions: ${versions.join(', ')}`, {
+          name,
+          version,
+          availableVersions: versions,
+        });
+      }
+      if (row.yankedAt) {
+        const tags = await this.distTags(skillId);
+        return { alreadyYanked: true, latest: tags[LATEST] ?? null };
+      }
+      await tx.update(skillVersions).set({ yankedAt: new Date() }).where(eq(skillVersions.id, row.id));
+      // A yanked version leaves every tag: tags exist to be followed, and a yanked version must not be.
+      const removedTags = await tx
+        .delete(distTags)
+        .where(eq(distTags.versionId, row.id))
+        .returning({ tag: distTags.tag });
+      await refreshLatest(tx, skillId);
+      await recordAudit(tx, {
+        actor,
+        action: 'yank',
+        skill: name,
+        version,
+        detail: { removedTags: removedTags.map((tagRow) => tagRow.tag) },
+      });
+      await touchSkillAndRevision(tx, skillId);
+      const tags = await this.distTagsIn(tx, skillId);
+      return { alreadyYanked: false, latest: tags[LATEST] ?? null };
+    });
+  }
+
+  /** The closest existing names to an unknown one, best first. */
+  async closestNames(name: string, limit = 5): Promise<string[]> {
+    const pattern = `%${escapeLike(name)}%`;
+    const rows = await this.db
+      .select({ name: skills.name })
+      .from(skills)
+      .where(
+        sql`similarity(${skills.name}, ${name}) > 0.2 or ${skills.name} ilike ${pattern} or ${name} ilike '%' || ${skills.name} || '%'`,
+      )
+      .orderBy(sql`similarity(${skills.name}, ${name}) desc`, skills.name)
+      .limit(limit);
+    return rows.map((row) => row.name);
+  }
+
+  async skillId(name: string, db: Db = this.db): Promise<string> {
+    const [row] = await db.select({ id: skills.id }).from(skills).where(eq(skills.name, name));
+    if (!row) throw await this.unknownSkill(name);
+    return row.id;
+  }
+
+  private async unknownSkill(name: string): Promise<NotFoundError> {
+    const suggestions = await this.closestNames(name);
+    const hint =
+      suggestions.length > 0
+        ? ` Did you mean: ${suggestions.join(', ')}?`
+        : ' List the available skills with GET /skills.';
+    return new NotFoundError(`no skill named '${name}'.${hint}`, { name, suggestions });
+  }
+
+  private async versionNames(skillId: string, db: Db = this.db): Promise<string[]> {
+    const rows = await db
+      .select({ version: skillVersions.version })
+      .from(skillVersions)
+      .where(eq(skillVersions.skillId, skillId));
+    return sortVersionsDescending(rows.map((row) => row.version));
+  }
+
+  private async tagNames(skillId: string): Promise<string[]> {
+    const rows = await this.db.select({ tag: distTags.tag }).from(distTags).where(eq(distTags.skillId, skillId));
+    return rows.map((row) => row.tag).sort();
+  }
+
+  private async distTagsIn(tx: Db, skillId: string): Promise<Record<string, string>> {
+    const rows = await tx
+      .select({ tag: distTags.tag, version: skillVersions.version })
+      .from(distTags)
+      .innerJoin(skillVersions, eq(skillVersions.id, distTags.versionId))
+      .where(eq(distTags.skillId, skillId));
+    return Object.fromEntries(rows.map((row) => [row.tag, row.version]));
+  }
+
+  /** Points a tag at a version inside a transaction; returns the version it pointed at before. */
+  private async pointTag(
+    tx: Db,
+    skillId: string,
+    name: string,
+    tag: string,
+    version: string,
+    actor: string,
+  ): Promise<string | null> {
+    const [target] = await tx
+      .select({ id: skillVersions.id, yankedAt: skillVersions.yankedAt })
+      .from(skillVersions)
+      .where(and(eq(skillVersions.skillId, skillId), eq(skillVersions.version, version)));
+    if (!target) {
+      const versions = await this.versionNames(skillId, tx);
+      throw new NotFoundError(`skill '${name}' has no version '${version}'; available versions: ${versions.join(', ')}`, {
+        name,
+        version,
+        availableVersions: versions,
+      });
+    }
+    if (target.yankedAt) {
+      throw new ConflictError(
+        `version ${version} of '${name}' is yanked and cannot carry a dist-tag; pick a version that is not yanked`,
+        { name, version },
+      );
+    }
+    const [before] = await tx
+      .select({ version: skillVersions.version })
+      .from(distTags)
+      .innerJoin(skillVersions, eq(skillVersions.id, distTags.versionId))
+      .where(and(eq(distTags.skillId, skillId), eq(distTags.tag, tag)));
+    await tx
+      .insert(distTags)
+      .values({ skillId, tag, versionId: target.id, pinned: true, updatedAt: new Date() })
+      .onConflictDoUpdate({
+        target: [distTags.skillId, distTags.tag],
+        set: { versionId: target.id, pinned: true, updatedAt: new Date() },
+      });
+    await recordAudit(tx, {
+      actor,
+      action: 'tag',
+      skill: name,
+      version,
+      detail: { tag, previous: before?.version ?? null },
+    });
+    return before?.version ?? null;
+  }
+}
+
+async function upsertSkill(tx: Db, name: string): Promise<string> {
+  await tx.insert(skills).values({ name }).onConflictDoNothing({ target: skills.name });
+  const [row] = await tx.select({ id: skills.id }).from(skills).where(eq(skills.name, name));
+  return row!.id;
+}
+
+/**
+ * Identical content is idempotent: the version it was published as answers again. With an explicit
+ * version only that version counts, so CI can deliberately re-release the same files under a new number.
+ */
+function findIdenticalVersion(
+  existing: { version: string; digest: string; yankedAt: Date | null }[],
+  digest: string,
+  choice: { version: string; source: string },
+) {
+  const sameVersion = existing.find((row) => row.version === choice.version && row.digest === digest);
+  if (sameVersion) return sameVersion;
+  if (choice.source === 'query') return undefined;
+  const matches = existing.filter((row) => row.digest === digest);
+  const live = matches.filter((row) => !row.yankedAt);
+  const pool = live.length > 0 ? live : matches;
+  const newest = sortVersionsDescending(pool.map((row) => row.version))[0];
+  return pool.find((row) => row.version === newest);
+}
+
+async function insertVersion(tx: Db, skillId: string, version: string, input: PublishInput): Promise<string> {
+  const { skill, files, digest } = input;
+  const skillMd = files.find((file) => file.path === 'SKILL.md');
+  const fileDigests = files.map((file) => ({ file, digest: fileDigest(file.bytes) }));
+  const [row] = await tx
+    .insert(skillVersions)
+    .values({
+      skillId,
+      version,
+      digest,
+      name: skill.name,
+      description: skill.description,
+      frontmatter: skill.frontmatter,
+      body: skill.body,
+      skillMdSize: skillMd?.bytes.byteLength ?? 0,
+      totalSize: files.reduce((sum, file) => sum + file.bytes.byteLength, 0),
+      fileCount: files.length,
+      tokensDescription: countCatalogueEntryTokens(skill.name, skill.description),
+      tokensBody: countTokens(skill.body),
+      warnings: skill.warnings,
+      publishedBy: input.actor,
+    })
+    .returning({ id: skillVersions.id });
+  const versionId = row!.id;
+  await storeBlobs(tx, fileDigests);
+  if (fileDigests.length > 0) {
+    await tx.insert(versionFiles).values(
+      fileDigests.map(({ file, digest: blobDigest }) => ({
+        versionId,
+        path: file.path,
+        blobDigest,
+        size: file.bytes.byteLength,
+        mode: file.mode,
+      })),
+    );
+  }
+  return versionId;
+}
+
+/** Inserts the contents not stored yet; a file shared by many versions is stored once. */
+async function storeBlobs(tx: Db, fileDigests: { file: BundleFile; digest: string }[]): Promise<void> {
+  const unique = new Map(fileDigests.map((entry) => [entry.digest, entry.file.bytes]));
+  if (unique.size === 0) return;
+  const present = await tx
+    .select({ digest: blobs.digest })
+    .from(blobs)
+    .where(inArray(blobs.digest, [...unique.keys()]));
+  for (const { digest } of present) unique.delete(digest);
+  const missing = [...unique.entries()].map(([digest, content]) => ({ digest, size: content.byteLength, content }));
+  // Batches keep each statement's parameters and memory reasonable for bundles of thousands of files.
+  for (let start = 0; start < missing.length; start += 500) {
+    await tx
+      .insert(blobs)
+      .values(missing.slice(start, start + 500))
+      .onConflictDoNothing();
+  }
+}
+
+/** Re-points an unpinned (or dangling) `latest` at the highest non-yanked version. */
+async function refreshLatest(tx: Db, skillId: string): Promise<void> {
+  const [current] = await tx
+    .select({ pinned: distTags.pinned, versionId: distTags.versionId })
+    .from(distTags)
+    .where(and(eq(distTags.skillId, skillId), eq(distTags.tag, LATEST)));
+  if (current?.pinned) return;
+  const live = await tx
+    .select({ id: skillVersions.id, version: skillVersions.version })
+    .from(skillVersions)
+    .where(and(eq(skillVersions.skillId, skillId), isNull(skillVersions.yankedAt)));
+  const latest = pickLatest(live.map((row) => row.version));
+  const target = live.find((row) => row.version === latest);
+  if (!target) {
+    await tx.delete(distTags).where(and(eq(distTags.skillId, skillId), eq(distTags.tag, LATEST)));
+    return;
+  }
+  if (current?.versionId === target.id) return;
+  await tx
+    .insert(distTags)
+    .values({ skillId, tag: LATEST, versionId: target.id, pinned: false, updatedAt: new Date() })
+    .onConflictDoUpdate({
+      target: [distTags.skillId, distTags.tag],
+      set: { versionId: target.id, pinned: false, updatedAt: new Date() },
+    });
+}
+
+/** Last statement of every write: the revision row is a hot spot, so its lock is held as briefly as possible. */
+async function touchSkillAndRevision(tx: Db, skillId: string): Promise<void> {
+  await tx.update(skills).set({ updatedAt: new Date() }).where(eq(skills.id, skillId));
+  await tx
+    .update(registryState)
+    .set({ revision: sql`${registryState.revision} + 1`, updatedAt: new Date() })
+    .where(eq(registryState.id, 1));
+}
+
+function searchMatches(q: string) {
+  const pattern = `%${escapeLike(q)}%`;
+  return sql`(${skillVersions.search} @@ websearch_to_tsquery('english', ${q}) or ${skillVersions.search} @@ websearch_to_tsquery('simple', ${q}) or ${skillVersions.name} ilike ${pattern})`;
+}
+
+function searchRank(q: string) {
+  return sql`(ts_rank_cd(${skillVersions.search}, websearch_to_tsquery('english', ${q})) + ts_rank_cd(${skillVersions.search}, websearch_to_tsquery('simple', ${q})) + similarity(${skillVersions.name}, ${q}) + case when ${skillVersions.name} = ${q} then 10 else 0 end)`;
+}
+
+function escapeLike(value: string): string {
+  return value.replace(/[\\%_]/g, (char) => `\\${char}`);
+}
+
+interface Cursor {
+  after?: string;
+  offset?: number;
+}
+
+function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(JSON.stringify(cursor)).toString('base64url');
+}
+
+function decodeCursor(raw: string | undefined, searching: boolean): Cursor {
+  if (raw === undefined || raw === '') return {};
+  try {
+    const cursor = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Cursor;
+    if (searching && typeof cursor.offset === 'number' && cursor.offset >= 0) return { offset: cursor.offset };
+    if (!searching && typeof cursor.after === 'string') return { after: cursor.after };
+  } catch {
+    // fall through to the error below
+  }
+  throw new BadRequestError(
+    'cursor is not one this registry issued for this query; pass the nextCursor value of the previous page unchanged, with the same q',
+    { parameter: 'cursor' },
+  );
+}

@@ -1,0 +1,136 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { and, desc, eq, isNull } from 'drizzle-orm';
+import type { Db } from '../db/client.js';
+import { tokens } from '../db/schema.js';
+import { NotFoundError } from '../errors.js';
+import { recordAudit } from './audit-repository.js';
+
+export const SCOPES = ['read', 'publish', 'admin'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** Who made a request, as the routes and the audit log see it. */
+export interface Principal {
+  /** "token:<name>" or "admin-token" (the bootstrap token from the environment). */
+  actor: string;
+  scopes: Scope[];
+  tokenId?: string;
+}
+
+export interface TokenSummary {
+  id: string;
+  name: string;
+  scopes: Scope[];
+  prefix: string;
+  createdBy: string;
+  createdAt: Date;
+  expiresAt: Date | null;
+  lastUsedAt: Date | null;
+}
+
+const SECRET_PREFIX = 'skr_';
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+/** Scopes nest: admin can do everything publish can, publish everything read can. */
+export function grants(scopes: readonly Scope[], needed: Scope): boolean {
+  if (scopes.includes('admin')) return true;
+  if (needed === 'read') return scopes.includes('read') || scopes.includes('publish');
+  return scopes.includes(needed);
+}
+
+export function safeEqual(a: string, b: string): boolean {
+  const left = Buffer.from(hashSecret(a));
+  const right = Buffer.from(hashSecret(b));
+  return timingSafeEqual(left, right);
+}
+
+const summaryColumns = {
+  id: tokens.id,
+  name: tokens.name,
+  scopes: tokens.scopes,
+  prefix: tokens.prefix,
+  createdBy: tokens.createdBy,
+  createdAt: tokens.createdAt,
+  expiresAt: tokens.expiresAt,
+  lastUsedAt: tokens.lastUsedAt,
+};
+
+export class TokensRepository {
+  constructor(private readonly db: Db) {}
+
+  /** Creates a token and returns its secret, the only time the secret exists outside the caller. */
+  async create(input: {
+    name: string;
+    scopes: Scope[];
+    expiresAt?: Date;
+    actor: string;
+  }): Promise<TokenSummary & { secret: string }> {
+    const secret = `${SECRET_PREFIX}${randomBytes(32).toString('base64url')}`;
+    return this.db.transaction(async (tx) => {
+      const [row] = await tx
+        .insert(tokens)
+        .values({
+          name: input.name,
+          scopes: input.scopes,
+          secretHash: hashSecret(secret),
+          prefix: secret.slice(0, SECRET_PREFIX.length + 6),
+          createdBy: input.actor,
+          expiresAt: input.expiresAt ?? null,
+        })
+        .returning(summaryColumns);
+      await recordAudit(tx, {
+        actor: input.actor,
+        action: 'token.create',
+        detail: { id: row!.id, name: input.name, scopes: input.scopes },
+      });
+      return { ...(row as TokenSummary), secret };
+    });
+  }
+
+  async list(): Promise<TokenSummary[]> {
+    const rows = await this.db
+      .select(summaryColumns)
+      .from(tokens)
+      .where(isNull(tokens.revokedAt))
+      .orderBy(desc(tokens.createdAt));
+    return rows as TokenSummary[];
+  }
+
+  async revoke(id: string, actor: string): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      const [row] = await tx
+        .update(tokens)
+        .set({ revokedAt: new Date() })
+        .where(and(eq(tokens.id, id), isNull(tokens.revokedAt)))
+        .returning({ name: tokens.name });
+      if (!row) throw new NotFoundError(`no active token with id '${id}'; list tokens with GET /tokens`, { id });
+      await recordAudit(tx, { actor, action: 'token.revoke', detail: { id, name: row.name } });
+    });
+  }
+
+  /** The principal a presented secret stands for, or why it stands for nobody. */
+  async authenticate(secret: string): Promise<Principal | { refused: 'unknown' | 'revoked' | 'expired' }> {
+    const [row] = await this.db
+      .select({
+        id: tokens.id,
+        name: tokens.name,
+        scopes: tokens.scopes,
+        expiresAt: tokens.expiresAt,
+        revokedAt: tokens.revokedAt,
+      })
+      .from(tokens)
+      .where(eq(tokens.secretHash, hashSecret(secret)));
+    if (!row) return { refused: 'unknown' };
+    if (row.revokedAt) return { refused: 'revoked' };
+    if (row.expiresAt && row.expiresAt.getTime() <= Date.now()) return { refused: 'expired' };
+    // Best effort: a missed last-used stamp must never fail the request it describes.
+    this.db
+      .update(tokens)
+      .set({ lastUsedAt: new Date() })
+      .where(eq(tokens.id, row.id))
+      .catch(() => {});
+    return { actor: `token:${row.name}`, scopes: row.scopes as Scope[], tokenId: row.id };
+  }
+}

@@ -1,0 +1,81 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { type Config, loadConfig } from '../../src/config.js';
+import { type Database, openDatabase } from '../../src/db/client.js';
+import { withDatabase } from './global-setup.js';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+
+export interface TestDatabase {
+  /** postgres:// URL of this file's own database, or undefined for PGlite. */
+  url?: string;
+  open(): Promise<Database>;
+  drop(): Promise<void>;
+}
+
+/** A database of this test file's own: a clone of the migrated template, or a fresh in-memory PGlite. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const serverUrl = inject('postgresUrl');
+  const template = inject('templateDatabase');
+  if (!serverUrl) {
+    return { open: () => openDatabase({ dataDir: 'memory://' }), drop: async () => {} };
+  }
+  const name = `skillreg_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name} template ${template}`);
+  } finally {
+    await admin.end();
+  }
+  const url = withDatabase(serverUrl, name);
+  return {
+    url,
+    open: () => openDatabase({ url, poolSize: 5 }),
+    async drop() {
+      const client = new pg.Client({ connectionString: serverUrl });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`).catch(() => {});
+      await client.end();
+    },
+  };
+}
+
+export function testConfig(overrides: Record<string, string> = {}): Config {
+  return loadConfig({
+    SKILLREG_ADMIN_TOKEN: ADMIN_TOKEN,
+    SKILLREG_SEED_DIR: '',
+    SKILLREG_DATA_DIR: '.data/test-unused',
+    LOG_LEVEL: 'silent',
+    ...overrides,
+  });
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  database: Database;
+  testDatabase: TestDatabase;
+  close(): Promise<void>;
+}
+
+/** The real service on this file's own database, driven through app.inject. */
+export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const testDatabase = await createTestDatabase();
+  const database = await testDatabase.open();
+  const app = await buildApp({ config: testConfig(env), database, logger: false });
+  return {
+    app,
+    database,
+    testDatabase,
+    async close() {
+      await app.close();
+      await database.close();
+      await testDatabase.drop();
+    },
+  };
+}
+
+export const adminAuth = { authorization: `Bearer ${ADMIN_TOKEN}` };

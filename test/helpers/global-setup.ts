@@ -1,0 +1,70 @@
+import type { TestProject } from 'vitest/node';
+import pg from 'pg';
+import { openDatabase } from '../../src/db/client.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Admin URL of the PostgreSQL server the tests use, or '' for embedded PGlite. */
+    postgresUrl: string;
+    /** A migrated database each test file clones (CREATE DATABASE ... TEMPLATE). */
+    templateDatabase: string;
+  }
+}
+
+async function dockerAnswers(): Promise<boolean> {
+  try {
+    const { getContainerRuntimeClient } = await import('testcontainers');
+    await getContainerRuntimeClient();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Picks the test database once per run: TEST_DATABASE_URL when set, else a Testcontainers
+ * PostgreSQL when a Docker engine answers, else embedded PGlite (each test file its own).
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  let url = process.env.TEST_DATABASE_URL ?? '';
+  let stopContainer: (() => Promise<unknown>) | undefined;
+  if (!url && process.env.SKILLREG_TEST_NO_DOCKER !== '1' && (await dockerAnswers())) {
+    const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
+    const container = await new PostgreSqlContainer('postgres:16-alpine').start();
+    url = container.getConnectionUri();
+    stopContainer = () => container.stop();
+  }
+  project.provide('postgresUrl', url);
+  project.provide('templateDatabase', '');
+  if (!url) {
+    console.log('[tests] database: embedded PGlite (set TEST_DATABASE_URL to use PostgreSQL)');
+    return async () => {};
+  }
+  const template = `skillreg_template_${process.pid}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`drop database if exists ${template}`);
+  await admin.query(`create database ${template}`);
+  const database = await openDatabase({ url: withDatabase(url, template), poolSize: 1 });
+  await database.migrate();
+  await database.close();
+  project.provide('templateDatabase', template);
+  console.log(`[tests] database: PostgreSQL ${redact(url)}, template ${template}`);
+  return async () => {
+    await admin.query(`drop database if exists ${template} with (force)`).catch(() => {});
+    await admin.end();
+    await stopContainer?.();
+  };
+}
+
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+function redact(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = '***';
+  return parsed.toString();
+}
