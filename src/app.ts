@@ -41,7 +41,12 @@ export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
       censor: '[redacted]',
     },
     ...(process.stdout.isTTY && process.env.NODE_ENV !== 'production'
-      ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } } }
+      ? {
+          transport: {
+            target: 'pino-pretty',
+            options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' },
+          },
+        }
       : {}),
   };
 }
@@ -99,7 +104,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
           version: '0.1.0',
         },
         components: {
-          securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Token from POST /tokens' } },
+          securitySchemes: {
+            bearer: { type: 'http', scheme: 'bearer', description: 'Token from POST /tokens' },
+          },
         },
         security: [{ bearer: [] }],
         tags: [

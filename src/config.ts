@@ -17,7 +17,8 @@ const envSchema = z.object({
     .optional()
     .transform((value) => (value === '' ? undefined : value))
     .refine((value) => value === undefined || /^postgres(ql)?:\/\//.test(value), {
-      message: 'must be a postgres:// or postgresql:// connection URL (leave unset for the embedded database)',
+      message:
+        'must be a postgres:// or postgresql:// connection URL (leave unset for the embedded database)',
     }),
   SKILLREG_DATA_DIR: z.string().min(1).default('./.data'),
   SKILLREG_ADMIN_TOKEN: z

@@ -45,7 +45,9 @@ export async function startServer(env: Record<string, string | undefined> = proc
 const isMain = process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/'));
 if (isMain) {
   startServer().catch((error) => {
-    process.stderr.write(`skill-registry failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `skill-registry failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exit(1);
   });
 }

@@ -4,11 +4,16 @@ import { createGzip, gzipSync } from 'node:zlib';
 import tar from 'tar-stream';
 import { describe, expect, it } from 'vitest';
 import yazl from 'yazl';
-import { createLimitTracker, normalizeBundle, readArchive, sniffArchiveKind } from '../src/bundle/archive-read.js';
+import {
+  createLimitTracker,
+  normalizeBundle,
+  readArchive,
+  sniffArchiveKind,
+} from '../src/bundle/archive-read.js';
 import { writeTarGz, writeZip } from '../src/bundle/archive-write.js';
 import { bundleDigest, fileDigest } from '../src/bundle/digest.js';
 import { normalizeEntryPath } from '../src/bundle/paths.js';
-import { type BundleFile, BundleError, type BundleLimits, DEFAULT_LIMITS } from '../src/bundle/types.js';
+import { BundleError, type BundleFile, type BundleLimits, DEFAULT_LIMITS } from '../src/bundle/types.js';
 
 const MiB = 1024 * 1024;
 const SMALL: BundleLimits = { maxUncompressedBytes: 1 * MiB, maxFiles: 10, maxSkillMdBytes: 64 * 1024 };
@@ -190,7 +195,9 @@ const sampleFiles = (): BundleFile[] => [
 ];
 
 const byPath = (files: BundleFile[]) =>
-  Object.fromEntries(files.map((f) => [f.path, { bytes: Buffer.from(f.bytes).toString('hex'), mode: f.mode }]));
+  Object.fromEntries(
+    files.map((f) => [f.path, { bytes: Buffer.from(f.bytes).toString('hex'), mode: f.mode }]),
+  );
 
 // ---------------------------------------------------------------------------------------------
 // Tests
@@ -269,7 +276,9 @@ describe('digest', () => {
     const high = { path: '\uff5e', bytes: Buffer.from('1'), mode: 0o644 };
     const astral = { path: '😀', bytes: Buffer.from('2'), mode: 0o644 };
     const canonical = Buffer.concat([Buffer.from('\uff5e\u00001\u00001'), Buffer.from('😀\u00001\u00002')]);
-    expect(bundleDigest([astral, high])).toBe(`sha256:${createHash('sha256').update(canonical).digest('hex')}`);
+    expect(bundleDigest([astral, high])).toBe(
+      `sha256:${createHash('sha256').update(canonical).digest('hex')}`,
+    );
   });
 
   it('ignores the mode and distinguishes content moved between files', () => {
@@ -339,20 +348,29 @@ describe('round trips', () => {
   });
 
   it('a tar.gz and a zip of the same files have the same digest', async () => {
-    const fromTar = normalizeBundle(await readArchive(await writeTarGz(sampleFiles()), 'tar.gz', DEFAULT_LIMITS), DEFAULT_LIMITS);
-    const fromZip = normalizeBundle(await readArchive(await writeZip(sampleFiles()), 'zip', DEFAULT_LIMITS), DEFAULT_LIMITS);
+    const fromTar = normalizeBundle(
+      await readArchive(await writeTarGz(sampleFiles()), 'tar.gz', DEFAULT_LIMITS),
+      DEFAULT_LIMITS,
+    );
+    const fromZip = normalizeBundle(
+      await readArchive(await writeZip(sampleFiles()), 'zip', DEFAULT_LIMITS),
+      DEFAULT_LIMITS,
+    );
     expect(bundleDigest(fromTar.files)).toBe(bundleDigest(fromZip.files));
   });
 
-  it.each(['tar.gz', 'zip'] as const)('%s: the prefix option wraps files in a folder that reading strips', async (kind) => {
-    const write = kind === 'zip' ? writeZip : writeTarGz;
-    const bytes = await write(sampleFiles(), { prefix: 'demo' });
-    const read = await readArchive(bytes, kind, DEFAULT_LIMITS);
-    expect(read.every((file) => file.path.startsWith('demo/'))).toBe(true);
-    const bundle = normalizeBundle(read, DEFAULT_LIMITS);
-    expect(bundle.folderName).toBe('demo');
-    expect(bundleDigest(bundle.files)).toBe(bundleDigest(sampleFiles()));
-  });
+  it.each(['tar.gz', 'zip'] as const)(
+    '%s: the prefix option wraps files in a folder that reading strips',
+    async (kind) => {
+      const write = kind === 'zip' ? writeZip : writeTarGz;
+      const bytes = await write(sampleFiles(), { prefix: 'demo' });
+      const read = await readArchive(bytes, kind, DEFAULT_LIMITS);
+      expect(read.every((file) => file.path.startsWith('demo/'))).toBe(true);
+      const bundle = normalizeBundle(read, DEFAULT_LIMITS);
+      expect(bundle.folderName).toBe('demo');
+      expect(bundleDigest(bundle.files)).toBe(bundleDigest(sampleFiles()));
+    },
+  );
 
   it('reads a plain tar and keeps the executable bit only', async () => {
     const bytes = await tarOf([
@@ -397,7 +415,11 @@ describe('normalizeBundle', () => {
 
   it('strips a single top folder and reports its name', () => {
     const bundle = normalizeBundle(
-      [file('my-skill/SKILL.md', skillMd()), file('my-skill/scripts/a.py'), file('my-skill/references/x/SKILL.md')],
+      [
+        file('my-skill/SKILL.md', skillMd()),
+        file('my-skill/scripts/a.py'),
+        file('my-skill/references/x/SKILL.md'),
+      ],
       DEFAULT_LIMITS,
     );
     expect(bundle.folderName).toBe('my-skill');
@@ -470,6 +492,14 @@ describe('normalizeBundle', () => {
     const duplicate = caught(() => normalizeBundle([file('SKILL.md'), file('./SKILL.md')], DEFAULT_LIMITS));
     expect(duplicate.status).toBe(400);
     expect(duplicate.message).toContain('"SKILL.md" more than once');
+  });
+
+  it('refuses a path that is both a file and a folder', () => {
+    const error = caught(() => normalizeBundle([file('SKILL.md'), file('a'), file('a/b/c')], DEFAULT_LIMITS));
+    expect(error.status).toBe(400);
+    expect(error.message).toBe(
+      '"a" is both a file and a folder (it would contain "a/b/c"); rename one of them',
+    );
   });
 
   it('re-checks the file count and the total size', () => {
@@ -583,7 +613,9 @@ describe('hostile archives', () => {
     expect(elapsed).toBeLessThan(1500);
     const grown = after.heapUsed + after.arrayBuffers - (before.heapUsed + before.arrayBuffers);
     expect(grown).toBeLessThan(32 * MiB);
-    console.info(`gzip bomb (200 MiB in ${bomb.length} bytes): 413 after ${elapsed.toFixed(1)} ms, +${(grown / MiB).toFixed(1)} MiB`);
+    console.info(
+      `gzip bomb (200 MiB in ${bomb.length} bytes): 413 after ${elapsed.toFixed(1)} ms, +${(grown / MiB).toFixed(1)} MiB`,
+    );
   });
 
   it('a zip bomb is refused with 413 quickly and in bounded memory', async () => {
@@ -598,11 +630,16 @@ describe('hostile archives', () => {
     expect(elapsed).toBeLessThan(1500);
     const grown = after.heapUsed + after.arrayBuffers - (before.heapUsed + before.arrayBuffers);
     expect(grown).toBeLessThan(32 * MiB);
-    console.info(`zip bomb (200 MiB in ${bomb.length} bytes): 413 after ${elapsed.toFixed(1)} ms, +${(grown / MiB).toFixed(1)} MiB`);
+    console.info(
+      `zip bomb (200 MiB in ${bomb.length} bytes): 413 after ${elapsed.toFixed(1)} ms, +${(grown / MiB).toFixed(1)} MiB`,
+    );
   });
 
   it('a flood of directory headers is refused with 413', async () => {
-    const entries: RawTarEntry[] = Array.from({ length: 12_000 }, (_, i) => ({ name: `d${i}/`, type: 'directory' }));
+    const entries: RawTarEntry[] = Array.from({ length: 12_000 }, (_, i) => ({
+      name: `d${i}/`,
+      type: 'directory',
+    }));
     const bytes = await tarGzOf(entries);
     const error = await rejected(readArchive(bytes, 'tar.gz', SMALL));
     expect(error.status).toBe(413);
@@ -656,12 +693,15 @@ describe('unreadable archives', () => {
     expect(error.message).toContain('CRC-32 mismatch');
   });
 
-  it.each(['tar.gz', 'zip'] as const)('an empty %s reads as no files and then fails with 422', async (kind) => {
-    const bytes = kind === 'zip' ? await zipOf([]) : await tarGzOf([]);
-    const files = await readArchive(bytes, kind, DEFAULT_LIMITS);
-    expect(files).toEqual([]);
-    const error = caught(() => normalizeBundle(files, DEFAULT_LIMITS));
-    expect(error.status).toBe(422);
-    expect(error.message).toMatch(/^no SKILL.md in the upload/);
-  });
+  it.each(['tar.gz', 'zip'] as const)(
+    'an empty %s reads as no files and then fails with 422',
+    async (kind) => {
+      const bytes = kind === 'zip' ? await zipOf([]) : await tarGzOf([]);
+      const files = await readArchive(bytes, kind, DEFAULT_LIMITS);
+      expect(files).toEqual([]);
+      const error = caught(() => normalizeBundle(files, DEFAULT_LIMITS));
+      expect(error.status).toBe(422);
+      expect(error.message).toMatch(/^no SKILL.md in the upload/);
+    },
+  );
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from './helpers/context.js';
 import { files, publish, skillMd, uniqueName } from './helpers/bundles.js';
+import { createTestApp, type TestApp } from './helpers/context.js';
 
 let ctx: TestApp;
 beforeAll(async () => {
@@ -11,7 +11,10 @@ afterAll(async () => ctx?.close());
 describe('smoke', () => {
   it('publishes and reads back', async () => {
     const name = uniqueName();
-    const res = await publish(ctx.app, files({ 'SKILL.md': skillMd({ name, description: 'A test skill.' }) }));
+    const res = await publish(
+      ctx.app,
+      files({ 'SKILL.md': skillMd({ name, description: 'A test skill.' }) }),
+    );
     expect(res.json()).toMatchObject({ name, version: '1.0.0', created: true });
     expect(res.statusCode).toBe(201);
     const content = await ctx.app.inject(`/skills/${name}/content`);

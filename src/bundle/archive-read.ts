@@ -4,7 +4,13 @@ import tar from 'tar-stream';
 import yauzl from 'yauzl';
 import { sortByPathBytes } from './digest.js';
 import { normalizeEntryPath } from './paths.js';
-import { type BundleFile, BundleError, type BundleIssue, type BundleLimits, type NormalizedBundle } from './types.js';
+import {
+  BundleError,
+  type BundleFile,
+  type BundleIssue,
+  type BundleLimits,
+  type NormalizedBundle,
+} from './types.js';
 
 export type ArchiveKind = 'tar.gz' | 'tar' | 'zip';
 
@@ -18,8 +24,10 @@ const SKILL_MD = 'SKILL.md';
 /** Recognises an archive by its magic bytes, whatever the Content-Type or file name claimed. */
 export function sniffArchiveKind(bytes: Uint8Array): ArchiveKind | undefined {
   if (startsWith(bytes, [0x1f, 0x8b])) return 'tar.gz';
-  if (startsWith(bytes, [0x50, 0x4b, 0x03, 0x04]) || startsWith(bytes, [0x50, 0x4b, 0x05, 0x06])) return 'zip';
-  if (bytes.length >= 262 && Buffer.from(bytes.subarray(257, 262)).toString('latin1') === 'ustar') return 'tar';
+  if (startsWith(bytes, [0x50, 0x4b, 0x03, 0x04]) || startsWith(bytes, [0x50, 0x4b, 0x05, 0x06]))
+    return 'zip';
+  if (bytes.length >= 262 && Buffer.from(bytes.subarray(257, 262)).toString('latin1') === 'ustar')
+    return 'tar';
   return undefined;
 }
 
@@ -100,7 +108,11 @@ function tarStreamLimit(limits: BundleLimits): number {
  * bomb is refused after at most `maxUncompressedBytes` of work. Paths come back normalised.
  * Always settles with the files or a BundleError (400 unreadable or hostile, 413 over a limit).
  */
-export async function readArchive(bytes: Uint8Array, kind: ArchiveKind, limits: BundleLimits): Promise<BundleFile[]> {
+export async function readArchive(
+  bytes: Uint8Array,
+  kind: ArchiveKind,
+  limits: BundleLimits,
+): Promise<BundleFile[]> {
   try {
     return kind === 'zip' ? await readZip(bytes, limits) : await readTar(bytes, kind === 'tar.gz', limits);
   } catch (error) {
@@ -169,7 +181,12 @@ async function readTar(bytes: Uint8Array, gzipped: boolean, limits: BundleLimits
   return collector.files;
 }
 
-function capTarStream(source: NodeJS.ReadableStream, extract: tar.Extract, cap: number, limits: BundleLimits) {
+function capTarStream(
+  source: NodeJS.ReadableStream,
+  extract: tar.Extract,
+  cap: number,
+  limits: BundleLimits,
+) {
   let seen = 0;
   source.on('data', (chunk: Buffer) => {
     seen += chunk.byteLength;
@@ -187,6 +204,8 @@ async function readTarEntry(entry: TarEntry, tracker: LimitTracker): Promise<Bun
   switch (type) {
     case 'file':
     case 'contiguous-file':
+      // Pre-POSIX tar marks folders as files whose name ends in a slash.
+      if (header.name.endsWith('/')) return undefined;
       break;
     case 'directory':
       return undefined;
@@ -242,7 +261,9 @@ async function readZip(bytes: Uint8Array, limits: BundleLimits): Promise<BundleF
  */
 function zipEntryPump(zip: yauzl.ZipFile): () => Promise<yauzl.Entry | undefined> {
   let failure: Error | undefined;
-  let waiting: { resolve: (entry: yauzl.Entry | undefined) => void; reject: (error: Error) => void } | undefined;
+  let waiting:
+    | { resolve: (entry: yauzl.Entry | undefined) => void; reject: (error: Error) => void }
+    | undefined;
   const settle = (action: (w: NonNullable<typeof waiting>) => void) => {
     const current = waiting;
     waiting = undefined;
@@ -290,7 +311,10 @@ async function readZipEntry(
   }
   if (entry.isEncrypted()) throw hostileEntry(name, 'encrypted; upload an archive without a password');
   if (!entry.canDecodeFileData()) {
-    throw hostileEntry(name, `compressed with method ${entry.compressionMethod}; use deflate or no compression`);
+    throw hostileEntry(
+      name,
+      `compressed with method ${entry.compressionMethod}; use deflate or no compression`,
+    );
   }
   const path = normalizeEntryPath(name);
   tracker.addFile(path);
@@ -329,13 +353,14 @@ export function normalizeBundle(files: BundleFile[], limits: BundleLimits): Norm
   const warnings: BundleIssue[] = [];
   const normalized = files.map((file) => ({ ...file, path: normalizeEntryPath(file.path) }));
   const kept = dropOsJunk(normalized, warnings);
-  refuseDuplicates(kept);
+  refuseCollisions(kept);
   checkLimits(kept, limits);
 
   const skillMd = locateSkillMd(kept.map((file) => file.path));
   let result = kept;
   if (skillMd.folder !== undefined) result = stripTopFolder(kept, skillMd.folder);
-  const skillMdPath = skillMd.folder === undefined ? skillMd.path : skillMd.path.slice(skillMd.folder.length + 1);
+  const skillMdPath =
+    skillMd.folder === undefined ? skillMd.path : skillMd.path.slice(skillMd.folder.length + 1);
   if (skillMdPath !== SKILL_MD) result = renameSkillMd(result, skillMdPath, warnings);
 
   return { files: sortByPathBytes(result), folderName: skillMd.folder, warnings };
@@ -364,12 +389,27 @@ function dropOsJunk(files: BundleFile[], warnings: BundleIssue[]): BundleFile[] 
   return files.filter((file) => !isOsJunk(file.path));
 }
 
-function refuseDuplicates(files: BundleFile[]): void {
-  const seen = new Set<string>();
+/** Two files at one path, or a file that is also a folder, cannot both be extracted by an agent. */
+function refuseCollisions(files: BundleFile[]): void {
+  const paths = new Set<string>();
   for (const file of files) {
-    if (seen.has(file.path)) throw duplicateEntry(file.path);
-    seen.add(file.path);
+    if (paths.has(file.path)) throw duplicateEntry(file.path);
+    paths.add(file.path);
   }
+  for (const path of paths) {
+    const folder = parentFolders(path).find((parent) => paths.has(parent));
+    if (folder !== undefined) throw fileAndFolder(folder, path);
+  }
+}
+
+function parentFolders(path: string): string[] {
+  const segments = path.split('/');
+  return segments.slice(1).map((_, i) => segments.slice(0, i + 1).join('/'));
+}
+
+function fileAndFolder(path: string, inside: string): BundleError {
+  const detail = `"${path}" is both a file and a folder (it would contain "${inside}"); rename one of them`;
+  return new BundleError(400, 'Conflicting paths in upload', detail, [{ path, detail }]);
 }
 
 function checkLimits(files: BundleFile[], limits: BundleLimits): void {
@@ -409,7 +449,11 @@ function locateSkillMd(paths: string[]): SkillMdLocation {
 function stripTopFolder(files: BundleFile[], folder: string): BundleFile[] {
   const prefix = `${folder}/`;
   const outside = files.filter((file) => !file.path.startsWith(prefix));
-  if (outside.length > 0) throw filesOutsideFolder(outside.map((file) => file.path), folder);
+  if (outside.length > 0)
+    throw filesOutsideFolder(
+      outside.map((file) => file.path),
+      folder,
+    );
   return files.map((file) => ({ ...file, path: file.path.slice(prefix.length) }));
 }
 

@@ -29,7 +29,10 @@ const gzipAsync = promisify(gzip);
  * A byte-for-byte deterministic tar.gz of the files: entries in digest order, mtime 1970-01-01,
  * uid/gid 0, empty owner names, mode 0644/0755, a gzip header with no mtime and OS "unknown".
  */
-export async function writeTarGz(files: readonly BundleFile[], options: ArchiveWriteOptions = {}): Promise<Buffer> {
+export async function writeTarGz(
+  files: readonly BundleFile[],
+  options: ArchiveWriteOptions = {},
+): Promise<Buffer> {
   const tarBytes = await writeTar(archiveEntries(files, options.prefix));
   const gz = await gzipAsync(tarBytes, { level: GZIP_LEVEL });
   return withPlatformNeutralGzipHeader(gz);
@@ -39,7 +42,10 @@ export async function writeTarGz(files: readonly BundleFile[], options: ArchiveW
  * A byte-for-byte deterministic zip of the files: entries in digest order, deflated, DOS timestamp
  * 2000-01-01 00:00:00 and no extended-timestamp extra field, Unix mode 0644/0755.
  */
-export async function writeZip(files: readonly BundleFile[], options: ArchiveWriteOptions = {}): Promise<Buffer> {
+export async function writeZip(
+  files: readonly BundleFile[],
+  options: ArchiveWriteOptions = {},
+): Promise<Buffer> {
   const zip = new yazl.ZipFile();
   const output = collect(zip.outputStream);
   for (const file of archiveEntries(files, options.prefix)) {

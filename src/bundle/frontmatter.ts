@@ -7,7 +7,7 @@
  * replaced by one that refuses, and the language is checked before gray-matter runs at all.
  */
 import matter from 'gray-matter';
-import { type Document, isMap, isScalar, parseDocument, type YAMLError } from 'yaml';
+import { type Document, isScalar, LineCounter, parseDocument, visit, type YAMLError } from 'yaml';
 import { BundleError, type BundleIssue } from './types.js';
 
 const SKILL_MD = 'SKILL.md';
@@ -30,8 +30,14 @@ export interface SplitSkillMd {
 
 /** Bounds the work YAML aliases can cause (billion laughs): total expanded alias uses. */
 export const MAX_ALIAS_COUNT = 100;
-/** How many unquoted values the lenient pass may repair before giving up. */
-const MAX_REPAIRS = 20;
+/**
+ * The lenient pass re-parses the block, so it only runs on frontmatter of a hand-written size and
+ * for a few rounds (a repair can uncover an error the first one hid).
+ */
+const MAX_REPAIRABLE_CHARS = 64 * 1024;
+const MAX_REPAIR_ROUNDS = 3;
+/** Repeated warnings of one kind beyond this are summarised in one line. */
+const MAX_WARNINGS_PER_KIND = 10;
 /** How many distinct YAML errors are reported; later ones are usually knock-on effects. */
 const MAX_REPORTED_YAML_ERRORS = 5;
 
@@ -177,42 +183,46 @@ interface ParsedYaml {
   warnings: BundleIssue[];
 }
 
+/**
+ * `uniqueKeys` is off because the yaml package checks it in quadratic time (a minute for a 1 MiB
+ * frontmatter of short keys); duplicates are found in one pass by `duplicateKeys` instead.
+ */
 const YAML_OPTIONS = {
   version: '1.2',
   schema: 'core',
   merge: false,
   prettyErrors: true,
+  uniqueKeys: false,
 } as const;
 
 /**
- * Parses the frontmatter block. Files that are invalid YAML only because of an unquoted value with
- * a `: ` in it (or starting with ` or @) are repaired by quoting that value, with a warning; duplicate
- * keys are read last-wins with a warning, as PyYAML-based agents do. Anything else is refused.
+ * Parses the frontmatter block. Files that are invalid YAML only because of unquoted values with a
+ * `: ` in them (or starting with ` or @) are repaired by quoting those values, with a warning;
+ * duplicate keys are read last-wins with a warning, as PyYAML-based agents do. Anything else is refused.
  */
 function parseYaml(source: string): ParsedYaml {
   const warnings: BundleIssue[] = [];
-  const original = parseDocument(source, { ...YAML_OPTIONS, uniqueKeys: true });
+  const lineCounter = new LineCounter();
+  const original = parseDocument(source, { ...YAML_OPTIONS, lineCounter });
   let doc = original;
-  let repaired = source;
-  for (let i = 0; i < MAX_REPAIRS && hasStructuralErrors(doc); i++) {
-    const repair = quoteOffendingValue(repaired, doc.errors[0]!);
-    if (!repair) break;
-    repaired = repair.source;
-    warnings.push(repair.warning);
-    doc = parseDocument(repaired, { ...YAML_OPTIONS, uniqueKeys: true });
+  let repairedCounter = lineCounter;
+  if (doc.errors.length > 0 && source.length <= MAX_REPAIRABLE_CHARS) {
+    let repaired = source;
+    for (let round = 0; round < MAX_REPAIR_ROUNDS && doc.errors.length > 0; round++) {
+      const repair = quoteOffendingValues(repaired, doc.errors);
+      if (!repair) break;
+      repaired = repair.source;
+      warnings.push(...repair.warnings);
+      repairedCounter = new LineCounter();
+      doc = parseDocument(repaired, { ...YAML_OPTIONS, lineCounter: repairedCounter });
+    }
   }
-  if (hasStructuralErrors(doc)) throw yamlRefusal(original.errors);
-  if (doc.errors.length > 0) {
-    refuseConflictingNames(doc);
-    warnings.push(...doc.errors.map(duplicateKeyWarning));
-    doc = parseDocument(repaired, { ...YAML_OPTIONS, uniqueKeys: false });
-  }
-  warnings.push(...doc.warnings.map(yamlWarning));
+  if (doc.errors.length > 0) throw yamlRefusal(original.errors);
+  const duplicates = duplicateKeys(doc, repairedCounter);
+  refuseConflictingNames(duplicates);
+  warnings.push(...capped(duplicates.map(duplicateKeyWarning), 'repeated keys'));
+  warnings.push(...capped(doc.warnings.map(yamlWarning), 'YAML warnings'));
   return { doc, value: toJs(doc), warnings };
-}
-
-function hasStructuralErrors(doc: Document): boolean {
-  return doc.errors.some((error) => error.code !== 'DUPLICATE_KEY');
 }
 
 function toJs(doc: Document): unknown {
@@ -255,7 +265,7 @@ function describeYamlError(error: YAMLError): string {
   return `SKILL.md frontmatter is not valid YAML${where}: ${yamlMessage(error)}; ${yamlHint(error.code)}`;
 }
 
-/** The yaml message without its own (frontmatter-relative) position and source excerpt. */
+/** The yaml message without its own position and source excerpt. */
 function yamlMessage(error: YAMLError): string {
   const firstLine = error.message.split('\n')[0] ?? error.message;
   return firstLine.replace(/ at line \d+, column \d+:?$/, '');
@@ -275,25 +285,53 @@ function yamlHint(code: string): string {
   }
 }
 
-function duplicateKeyWarning(error: YAMLError): BundleIssue {
-  const line = error.linePos?.[0].line;
-  const where = line === undefined ? '' : ` (line ${fileLine(line)})`;
+interface DuplicateKey {
+  key: string;
+  line: number;
+  topLevel: boolean;
+  /** Every value the key was given, in order. */
+  values: unknown[];
+}
+
+/** Keys repeated within one mapping, found in one pass over the document. */
+function duplicateKeys(doc: Document, lineCounter: LineCounter): DuplicateKey[] {
+  const found: DuplicateKey[] = [];
+  visit(doc, {
+    Map(_, map) {
+      const seen = new Map<string, DuplicateKey>();
+      for (const pair of map.items) {
+        if (!isScalar(pair.key)) continue;
+        const key = String(pair.key.value);
+        const value = isScalar(pair.value) ? pair.value.value : String(pair.value);
+        const earlier = seen.get(key);
+        if (earlier) {
+          earlier.values.push(value);
+          if (earlier.values.length === 2) found.push(earlier);
+          continue;
+        }
+        const line = lineCounter.linePos(pair.key.range?.[0] ?? 0).line;
+        seen.set(key, { key, line, topLevel: map === doc.contents, values: [value] });
+      }
+    },
+  });
+  return found;
+}
+
+function duplicateKeyWarning(duplicate: DuplicateKey): BundleIssue {
   return {
     path: SKILL_MD,
-    detail: `SKILL.md frontmatter repeats a key in the same mapping${where}; the last value is used: remove the duplicate`,
+    detail: `SKILL.md frontmatter repeats the key '${duplicate.key}' (first at line ${fileLine(duplicate.line)}) in the same mapping; the last value is used: remove the duplicate`,
   };
 }
 
 /** Two different top-level names make the skill's identity ambiguous, so that is not last-wins. */
-function refuseConflictingNames(doc: Document): void {
-  if (!isMap(doc.contents)) return;
-  const names = doc.contents.items
-    .filter((pair) => isScalar(pair.key) && pair.key.value === 'name')
-    .map((pair) => (isScalar(pair.value) ? String(pair.value.value) : JSON.stringify(pair.value)));
-  const distinct = [...new Set(names)];
+function refuseConflictingNames(duplicates: readonly DuplicateKey[]): void {
+  const names = duplicates.find((duplicate) => duplicate.topLevel && duplicate.key === 'name');
+  if (!names) return;
+  const distinct = [...new Set(names.values.map((value) => String(value)))];
   if (distinct.length <= 1) return;
   throw refusal(
-    `SKILL.md frontmatter has 'name' ${names.length} times with different values (${distinct.map((n) => `'${n}'`).join(', ')}); keep exactly one`,
+    `SKILL.md frontmatter has 'name' ${names.values.length} times with different values (${distinct.map((n) => `'${n}'`).join(', ')}); keep exactly one`,
     `${SKILL_MD}#name`,
   );
 }
@@ -327,24 +365,44 @@ const PLAIN_KEY_VALUE = /^( *)([A-Za-z_][\w.-]*):[ \t]+([^\s"'|>&*!#%].*)$/;
 
 interface Repair {
   source: string;
-  warning: BundleIssue;
+  warnings: BundleIssue[];
 }
 
-function quoteOffendingValue(source: string, error: YAMLError): Repair | undefined {
-  const errorLine = error.linePos?.[0].line;
-  if (!REPAIRABLE_CODES.has(error.code) || errorLine === undefined) return undefined;
+/** Quotes the plain values behind every repairable error; undefined when any error is not one. */
+function quoteOffendingValues(source: string, errors: readonly YAMLError[]): Repair | undefined {
   const lines = source.split('\n');
-  const keyIndex = owningKeyLine(lines, errorLine - 1);
-  if (keyIndex === undefined) return undefined;
-  const match = PLAIN_KEY_VALUE.exec(lines[keyIndex]!)!;
+  const owners = new Map<number, YAMLError>();
+  for (const error of errors) {
+    const errorLine = error.linePos?.[0].line;
+    if (!REPAIRABLE_CODES.has(error.code) || errorLine === undefined) return undefined;
+    const owner = owningKeyLine(lines, errorLine - 1);
+    if (owner === undefined) return undefined;
+    if (!owners.has(owner)) owners.set(owner, error);
+  }
+  const warnings: BundleIssue[] = [];
+  let covered = -1;
+  const replacements: { index: number; count: number; line: string }[] = [];
+  for (const [index, error] of [...owners].sort((a, b) => a[0] - b[0])) {
+    if (index <= covered) continue;
+    const { line, key, count } = quotedValueLine(lines, index);
+    replacements.push({ index, count, line });
+    covered = index + count - 1;
+    warnings.push(repairWarning(key, fileLine(index + 1), error));
+  }
+  for (const { index, count, line } of replacements.reverse()) lines.splice(index, count, line);
+  return { source: lines.join('\n'), warnings: capped(warnings, 'unquoted values') };
+}
+
+/** The `key: value` line at `index` (plus its continuation lines) rewritten with the value quoted. */
+function quotedValueLine(lines: string[], index: number): { line: string; key: string; count: number } {
+  const match = PLAIN_KEY_VALUE.exec(lines[index]!)!;
   const [, indent = '', key = ''] = match;
-  const continuation = continuationLines(lines, keyIndex, indent.length);
+  const continuation = continuationLines(lines, index, indent.length);
   const value = [match[3]!, ...continuation]
     .map((line) => stripComment(line).trim())
     .filter((part) => part !== '')
     .join(' ');
-  lines.splice(keyIndex, 1 + continuation.length, `${indent}${key}: ${JSON.stringify(value)}`);
-  return { source: lines.join('\n'), warning: repairWarning(key, fileLine(keyIndex + 1), error) };
+  return { line: `${indent}${key}: ${JSON.stringify(value)}`, key, count: 1 + continuation.length };
 }
 
 /** The `key: value` line an error belongs to: the error's own line or the one its text continues. */
@@ -398,6 +456,16 @@ function repairWarning(key: string, line: number, error: YAMLError): BundleIssue
 
 function refusal(detail: string, path: string, title = 'Invalid SKILL.md'): BundleError {
   return new BundleError(422, title, detail, [{ path, detail }]);
+}
+
+/** The first warnings of a kind, and one line saying how many more there were. */
+function capped(warnings: BundleIssue[], kind: string): BundleIssue[] {
+  if (warnings.length <= MAX_WARNINGS_PER_KIND) return warnings;
+  const rest = warnings.length - MAX_WARNINGS_PER_KIND;
+  return [
+    ...warnings.slice(0, MAX_WARNINGS_PER_KIND),
+    { path: SKILL_MD, detail: `SKILL.md frontmatter has ${rest} more ${kind} like the ones above` },
+  ];
 }
 
 function firstInvalidUtf8Offset(bytes: Uint8Array): number {

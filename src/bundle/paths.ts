@@ -28,7 +28,8 @@ export function normalizeEntryPath(raw: string): string {
   if (byteLength(raw) > MAX_PATH_BYTES) refuse(`the path is longer than ${MAX_PATH_BYTES} bytes`);
 
   const slashed = raw.replaceAll('\\', '/');
-  if (slashed.startsWith('/')) refuse('absolute paths are not allowed; use a path relative to the skill root');
+  if (slashed.startsWith('/'))
+    refuse('absolute paths are not allowed; use a path relative to the skill root');
   if (WINDOWS_DRIVE.test(slashed)) refuse('Windows drive paths are not allowed; use a relative path');
 
   const segments = slashed.split('/').filter((segment) => segment !== '' && segment !== '.');

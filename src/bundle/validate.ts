@@ -28,6 +28,8 @@ export const SPEC_KEYS: readonly string[] = [
   'allowed-tools',
 ];
 
+/** Unknown keys named in the warning; a machine-generated frontmatter can have thousands. */
+const MAX_LISTED_KEYS = 20;
 const NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
 export interface ParseContext {
@@ -438,7 +440,9 @@ function metadataVersionOf(metadata: unknown): string | undefined {
 function warnAboutUnknownKeys(data: Record<string, unknown>, findings: Findings): void {
   const unknown = Object.keys(data).filter((key) => !SPEC_KEYS.includes(key));
   if (unknown.length === 0) return;
-  const listed = unknown.map((key) => `'${key}'`).join(', ');
+  const shown = unknown.slice(0, MAX_LISTED_KEYS).map((key) => `'${key}'`);
+  const more = unknown.length - shown.length;
+  const listed = more > 0 ? `${shown.join(', ')} and ${more} more` : shown.join(', ');
   findings.warn(
     SKILL_MD,
     `frontmatter ${unknown.length === 1 ? 'key' : 'keys'} ${listed} ${unknown.length === 1 ? 'is' : 'are'} not part of the Agent Skills spec; kept and returned as written (agents other than the one they are meant for ignore them)`,

@@ -42,7 +42,9 @@ export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations', impor
 const MIGRATION_LOCK_KEY = 7_349_112_001;
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  return options.url ? openPostgres(options.url, options.poolSize ?? 10) : openPglite(options.dataDir ?? 'memory://');
+  return options.url
+    ? openPostgres(options.url, options.poolSize ?? 10)
+    : openPglite(options.dataDir ?? 'memory://');
 }
 
 async function openPostgres(url: string, poolSize: number): Promise<Database> {

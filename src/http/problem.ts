@@ -4,7 +4,9 @@ import { z } from 'zod';
 /** RFC 9457 problem document. Extension members (errors, suggestions, limits...) are allowed. */
 export const problemSchema = z
   .looseObject({
-    type: z.string().describe('URI reference identifying the problem type; about:blank for plain HTTP errors'),
+    type: z
+      .string()
+      .describe('URI reference identifying the problem type; about:blank for plain HTTP errors'),
     title: z.string().describe('Short summary of the problem type'),
     status: z.number().int(),
     detail: z.string().describe('What went wrong and how to fix it'),

@@ -43,7 +43,9 @@ export async function loadSeeds(
 ): Promise<void> {
   let entries: string[];
   try {
-    entries = (await readdir(seedDir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
+    entries = (await readdir(seedDir, { withFileTypes: true }))
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
   } catch (error) {
     log.warn({ err: error, seedDir }, 'seed folder not readable; no seeds loaded');
     return;
@@ -56,7 +58,10 @@ export async function loadSeeds(
       const existing = await skills.versions(prepared.skill.name).catch(() => []);
       const newer = existing.find((summary) => semver.gt(summary.version, seedVersion));
       if (newer) {
-        log.debug({ skill: prepared.skill.name, newer: newer.version }, 'seed skipped: a newer version is published');
+        log.debug(
+          { skill: prepared.skill.name, newer: newer.version },
+          'seed skipped: a newer version is published',
+        );
         continue;
       }
       const result = await skills.publish({

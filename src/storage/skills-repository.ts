@@ -119,7 +119,11 @@ export class SkillsRepository {
       await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`skill:${skill.name}`}))`);
       const skillId = await upsertSkill(tx, skill.name);
       const existing = await tx
-        .select({ version: skillVersions.version, digest: skillVersions.digest, yankedAt: skillVersions.yankedAt })
+        .select({
+          version: skillVersions.version,
+          digest: skillVersions.digest,
+          yankedAt: skillVersions.yankedAt,
+        })
         .from(skillVersions)
         .where(eq(skillVersions.skillId, skillId));
 
@@ -205,7 +209,9 @@ export class SkillsRepository {
     const q = query.q?.trim() || undefined;
     const cursor = decodeCursor(query.cursor, q !== undefined);
     const searchCondition = q ? searchMatches(q) : sql`true`;
-    const tagsOfVersion = sql<string[]>`coalesce((select array_agg(t2.tag order by t2.tag) from ${distTags} t2 where t2.version_id = ${skillVersions.id}), '{}')`;
+    const tagsOfVersion = sql<
+      string[]
+    >`coalesce((select array_agg(t2.tag order by t2.tag) from ${distTags} t2 where t2.version_id = ${skillVersions.id}), '{}')`;
     const base = this.db
       .select({
         name: skills.name,
@@ -337,7 +343,12 @@ export class SkillsRepository {
     return Object.fromEntries(rows.map((row) => [row.tag, row.version]));
   }
 
-  async moveTag(name: string, tag: string, version: string, actor: string): Promise<{ previous: string | null }> {
+  async moveTag(
+    name: string,
+    tag: string,
+    version: string,
+    actor: string,
+  ): Promise<{ previous: string | null }> {
     return this.db.transaction(async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`skill:${name}`}))`);
       const skillId = await this.skillId(name, tx);
@@ -347,7 +358,11 @@ export class SkillsRepository {
     });
   }
 
-  async yank(name: string, version: string, actor: string): Promise<{ alreadyYanked: boolean; latest: string | null }> {
+  async yank(
+    name: string,
+    version: string,
+    actor: string,
+  ): Promise<{ alreadyYanked: boolean; latest: string | null }> {
     return this.db.transaction(async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`skill:${name}`}))`);
       const skillId = await this.skillId(name, tx);
@@ -357,11 +372,14 @@ export class SkillsRepository {
         .where(and(eq(skillVersions.skillId, skillId), eq(skillVersions.version, version)));
       if (!row) {
         const versions = await this.versionNames(skillId, tx);
-        throw new NotFoundError(`skill '${name}' has no version '${version}'; available versions: ${versions.join(', ')}`, {
-          name,
-          version,
-          availableVersions: versions,
-        });
+        throw new NotFoundError(
+          `skill '${name}' has no version '${version}'; available versions: ${versions.join(', ')}`,
+          {
+            name,
+            version,
+            availableVersions: versions,
+          },
+        );
       }
       if (row.yankedAt) {
         const tags = await this.distTags(skillId);
@@ -425,7 +443,10 @@ export class SkillsRepository {
   }
 
   private async tagNames(skillId: string): Promise<string[]> {
-    const rows = await this.db.select({ tag: distTags.tag }).from(distTags).where(eq(distTags.skillId, skillId));
+    const rows = await this.db
+      .select({ tag: distTags.tag })
+      .from(distTags)
+      .where(eq(distTags.skillId, skillId));
     return rows.map((row) => row.tag).sort();
   }
 
@@ -453,11 +474,14 @@ export class SkillsRepository {
       .where(and(eq(skillVersions.skillId, skillId), eq(skillVersions.version, version)));
     if (!target) {
       const versions = await this.versionNames(skillId, tx);
-      throw new NotFoundError(`skill '${name}' has no version '${version}'; available versions: ${versions.join(', ')}`, {
-        name,
-        version,
-        availableVersions: versions,
-      });
+      throw new NotFoundError(
+        `skill '${name}' has no version '${version}'; available versions: ${versions.join(', ')}`,
+        {
+          name,
+          version,
+          availableVersions: versions,
+        },
+      );
     }
     if (target.yankedAt) {
       throw new ConflictError(
@@ -561,7 +585,11 @@ async function storeBlobs(tx: Db, fileDigests: { file: BundleFile; digest: strin
     .from(blobs)
     .where(inArray(blobs.digest, [...unique.keys()]));
   for (const { digest } of present) unique.delete(digest);
-  const missing = [...unique.entries()].map(([digest, content]) => ({ digest, size: content.byteLength, content }));
+  const missing = [...unique.entries()].map(([digest, content]) => ({
+    digest,
+    size: content.byteLength,
+    content,
+  }));
   // Batches keep each statement's parameters and memory reasonable for bundles of thousands of files.
   for (let start = 0; start < missing.length; start += 500) {
     await tx
@@ -633,7 +661,8 @@ function decodeCursor(raw: string | undefined, searching: boolean): Cursor {
   if (raw === undefined || raw === '') return {};
   try {
     const cursor = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Cursor;
-    if (searching && typeof cursor.offset === 'number' && cursor.offset >= 0) return { offset: cursor.offset };
+    if (searching && typeof cursor.offset === 'number' && cursor.offset >= 0)
+      return { offset: cursor.offset };
     if (!searching && typeof cursor.after === 'string') return { after: cursor.after };
   } catch {
     // fall through to the error below

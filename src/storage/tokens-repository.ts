@@ -105,7 +105,8 @@ export class TokensRepository {
         .set({ revokedAt: new Date() })
         .where(and(eq(tokens.id, id), isNull(tokens.revokedAt)))
         .returning({ name: tokens.name });
-      if (!row) throw new NotFoundError(`no active token with id '${id}'; list tokens with GET /tokens`, { id });
+      if (!row)
+        throw new NotFoundError(`no active token with id '${id}'; list tokens with GET /tokens`, { id });
       await recordAudit(tx, { actor, action: 'token.revoke', detail: { id, name: row.name } });
     });
   }

@@ -39,7 +39,8 @@ async function authPlugin(app: FastifyInstance) {
     const result = await app.repositories.tokens.authenticate(secret);
     if ('refused' in result) {
       const reasons = {
-        unknown: 'the bearer token is not known to this registry; check SKILLREG_TOKEN or create one with POST /tokens',
+        unknown:
+          'the bearer token is not known to this registry; check SKILLREG_TOKEN or create one with POST /tokens',
         revoked: 'the bearer token was revoked; ask an admin for a new one',
         expired: 'the bearer token has expired; ask an admin for a new one',
       } as const;

@@ -10,7 +10,21 @@ const SUPPORTED_UPLOADS =
 
 /** Errors raised when PostgreSQL cannot be reached; they become 503 so clients know to retry. */
 function isDatabaseUnavailable(error: { code?: string; message?: string }): boolean {
-  const codes = ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004'];
+  const codes = [
+    'ECONNREFUSED',
+    'ECONNRESET',
+    'ETIMEDOUT',
+    'ENOTFOUND',
+    'EPIPE',
+    '57P01',
+    '57P02',
+    '57P03',
+    '08000',
+    '08003',
+    '08006',
+    '08001',
+    '08004',
+  ];
   if (error.code && codes.includes(error.code)) return true;
   return /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(
     error.message ?? '',

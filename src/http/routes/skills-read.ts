@@ -1,5 +1,5 @@
-import mime from 'mime-types';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import mime from 'mime-types';
 import { z } from 'zod';
 import { writeTarGz, writeZip } from '../../bundle/archive-write.js';
 import { BadRequestError } from '../../errors.js';
@@ -60,7 +60,8 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       const revision = await skills.revision();
-      if (replyNotModified(request, reply, revisionEtag(revision, 'skills', request.query), REVALIDATE)) return reply;
+      if (replyNotModified(request, reply, revisionEtag(revision, 'skills', request.query), REVALIDATE))
+        return reply;
       const page = await skills.catalogue(request.query);
       return {
         items: page.items.map(({ frontmatter: _frontmatter, ...item }) => ({
@@ -79,7 +80,8 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
       schema: {
         tags: ['skills'],
         summary: 'Metadata of one version',
-        description: 'Frontmatter, files, dist-tags and a summary of all versions. Selects `latest` unless version= or tag= is given.',
+        description:
+          'Frontmatter, files, dist-tags and a summary of all versions. Selects `latest` unless version= or tag= is given.',
         operationId: 'getSkill',
         params: nameParam,
         querystring: selectorQuery,
@@ -152,7 +154,8 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
       const selector = selectorOf(request.query);
       const record = await skills.resolve(request.params.name, selector);
       const { format } = request.query;
-      if (replyNotModified(request, reply, digestEtag(record.digest, format), cacheControlFor(selector))) return reply;
+      if (replyNotModified(request, reply, digestEtag(record.digest, format), cacheControlFor(selector)))
+        return reply;
       reply.header('x-skill-version', record.version);
       if (format === 'json') {
         const files = await skills.files(record.id);
@@ -165,7 +168,8 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
           files: files.map(({ path, size, digest }) => ({ path, size, digest: `sha256:${digest}` })),
         };
       }
-      if (format === 'xml') return reply.type('application/xml; charset=utf-8').send(renderSkillXml(record.name, record.body));
+      if (format === 'xml')
+        return reply.type('application/xml; charset=utf-8').send(renderSkillXml(record.name, record.body));
       return reply.type('text/markdown; charset=utf-8').send(record.body);
     },
   );
@@ -179,7 +183,9 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
         summary: 'One bundled file (layer 3)',
         description: 'The exact bytes of one file of the bundle, with a content type from its extension.',
         operationId: 'getSkillFile',
-        params: nameParam.extend({ '*': z.string().min(1).describe('Path inside the bundle, e.g. references/api.md') }),
+        params: nameParam.extend({
+          '*': z.string().min(1).describe('Path inside the bundle, e.g. references/api.md'),
+        }),
         querystring: selectorQuery,
         response: {
           200: z.any().describe('The file bytes'),
@@ -220,10 +226,14 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
       const selector = selectorOf(request.query);
       const record = await skills.resolve(request.params.name, selector);
       const { format } = request.query;
-      if (replyNotModified(request, reply, digestEtag(record.digest, format), cacheControlFor(selector))) return reply;
+      if (replyNotModified(request, reply, digestEtag(record.digest, format), cacheControlFor(selector)))
+        return reply;
       const files = await skills.bundleFiles(record.id);
       const archive = format === 'zip' ? await writeZip(files) : await writeTarGz(files);
-      reply.header('content-disposition', `attachment; filename="${record.name}-${record.version}.${format === 'zip' ? 'zip' : 'tar.gz'}"`);
+      reply.header(
+        'content-disposition',
+        `attachment; filename="${record.name}-${record.version}.${format === 'zip' ? 'zip' : 'tar.gz'}"`,
+      );
       reply.header('x-skill-version', record.version);
       reply.header('x-skill-digest', record.digest);
       return reply.type(format === 'zip' ? 'application/zip' : 'application/gzip').send(archive);
@@ -237,7 +247,8 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
       schema: {
         tags: ['versions'],
         summary: 'List the versions of a skill',
-        description: 'Every version, newest first by semver precedence, including yanked ones, with the dist-tags on each.',
+        description:
+          'Every version, newest first by semver precedence, including yanked ones, with the dist-tags on each.',
         operationId: 'listSkillVersions',
         params: nameParam,
         response: { 200: z.array(versionSummarySchema), ...problemResponses(401, 403, 404) },
@@ -245,7 +256,9 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       const revision = await skills.revision();
-      if (replyNotModified(request, reply, revisionEtag(revision, 'versions', request.params.name), REVALIDATE)) {
+      if (
+        replyNotModified(request, reply, revisionEtag(revision, 'versions', request.params.name), REVALIDATE)
+      ) {
         return reply;
       }
       const versions = await skills.versions(request.params.name);

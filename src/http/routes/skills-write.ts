@@ -21,9 +21,12 @@ export function checkTagName(tag: string): void {
     );
   }
   if (semver.valid(tag)) {
-    throw new BadRequestError(`tag '${tag}' looks like a version; tags name channels such as stable or beta`, {
-      parameter: 'tag',
-    });
+    throw new BadRequestError(
+      `tag '${tag}' looks like a version; tags name channels such as stable or beta`,
+      {
+        parameter: 'tag',
+      },
+    );
   }
 }
 
@@ -66,7 +69,10 @@ async function readMultipartFiles(request: FastifyRequest, limits: BundleLimits)
   }
   if (files.length === 0) {
     throw new BundleError(400, 'Bad Request', 'the multipart body has no file parts', [
-      { path: '(body)', detail: 'send one file part per bundle file, with the relative path as its filename' },
+      {
+        path: '(body)',
+        detail: 'send one file part per bundle file, with the relative path as its filename',
+      },
     ]);
   }
   return files;
@@ -149,12 +155,20 @@ const skillsWriteRoutes: FastifyPluginAsyncZod = async (app) => {
       schema: {
         tags: ['versions'],
         summary: 'Move a dist-tag',
-        description: 'Points a dist-tag (latest, stable, beta...) at a version. Moving latest by hand pins it until moved again.',
+        description:
+          'Points a dist-tag (latest, stable, beta...) at a version. Moving latest by hand pins it until moved again.',
         operationId: 'setDistTag',
         params: nameParam.extend({ tag: z.string().min(1).max(64) }),
-        body: z.object({ version: z.string().min(1).max(256).describe('The version the tag should point at') }),
+        body: z.object({
+          version: z.string().min(1).max(256).describe('The version the tag should point at'),
+        }),
         response: {
-          200: z.object({ name: z.string(), tag: z.string(), version: z.string(), previous: z.string().nullable() }),
+          200: z.object({
+            name: z.string(),
+            tag: z.string(),
+            version: z.string(),
+            previous: z.string().nullable(),
+          }),
           ...problemResponses(400, 401, 403, 404, 409),
         },
       },

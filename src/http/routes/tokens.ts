@@ -39,7 +39,13 @@ const tokensRoutes: FastifyPluginAsyncZod = async (app) => {
         body: z.object({
           name: z.string().trim().min(1).max(100).describe('What the token is for, e.g. ci-main'),
           scopes: z.array(z.enum(SCOPES)).min(1).describe('read, publish and/or admin'),
-          expiresInDays: z.number().int().min(1).max(3650).optional().describe('Lifetime; no expiry when omitted'),
+          expiresInDays: z
+            .number()
+            .int()
+            .min(1)
+            .max(3650)
+            .optional()
+            .describe('Lifetime; no expiry when omitted'),
         }),
         response: {
           201: tokenSummarySchema.extend({ secret: z.string().describe('The bearer token; shown only now') }),
