@@ -386,9 +386,31 @@ describe('frontmatter safety', () => {
   it('reads duplicate keys last-wins with a warning, but refuses two different names', () => {
     const parsed = parse(skill('name: a\ndescription: one\ndescription: two'));
     expect(parsed.description).toBe('two');
-    expect(details(parsed.warnings)).toContain('repeats a key');
+    expect(details(parsed.warnings)).toContain("repeats the key 'description' (first at line 3)");
+    const nested = parse(skill('name: a\ndescription: d\nmetadata:\n  k: 1\n  k: 2'));
+    expect(nested.frontmatter.metadata).toEqual({ k: '2' });
+    expect(details(nested.warnings)).toContain("repeats the key 'k'");
+    expect(parse(skill('name: a\nname: a\ndescription: d')).name).toBe('a');
     const error = refusal(() => parse(skill('name: a\nname: b\ndescription: d')));
     expect(error.errors[0]!.detail).toContain("'a', 'b'");
+  });
+});
+
+describe('bounded work', () => {
+  it('parses a 1 MiB frontmatter of thousands of keys in bounded time, listing only some of them', () => {
+    const lines = ['name: a', 'description: d'];
+    for (let i = 0; lines.join('\n').length < 1_000_000; i++) lines.push(`k${i}: v`);
+    const started = performance.now();
+    const parsed = parse(skill(lines.join('\n')));
+    expect(performance.now() - started).toBeLessThan(10_000);
+    const unknown = parsed.warnings.find((w) => w.detail.includes('not part of the Agent Skills spec'));
+    expect(unknown!.detail).toMatch(/and \d+ more/);
+  });
+
+  it('does not try to repair a large frontmatter', () => {
+    const lines = ['name: a', 'description: Use when: x'];
+    for (let i = 0; lines.join('\n').length < 100_000; i++) lines.push(`k${i}: v`);
+    expect(refusal(() => parse(skill(lines.join('\n')))).errors[0]!.detail).toContain('line 3');
   });
 });
 

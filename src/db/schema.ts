@@ -27,6 +27,9 @@ export const skills = pgTable('skills', {
   name: text('name').notNull().unique(),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  /** When an agent last loaded the body (layer 2); budgets drop the least recently loaded first. */
+  lastLoadedAt: timestamp('last_loaded_at', { withTimezone: true }),
+  loadCount: bigint('load_count', { mode: 'number' }).notNull().default(0),
 });
 
 /** Immutable published versions. Only yanked_at ever changes after insert. */
@@ -87,6 +90,24 @@ export const versionFiles = pgTable(
     mode: integer('mode').notNull().default(0o644),
   },
   (table) => [primaryKey({ columns: [table.versionId, table.path] })],
+);
+
+/**
+ * Archives served for a version, built once and kept: the discovery index publishes their sha256,
+ * so every replica must serve the very same bytes (compressors may differ between machines).
+ */
+export const versionArchives = pgTable(
+  'version_archives',
+  {
+    versionId: uuid('version_id')
+      .notNull()
+      .references(() => skillVersions.id, { onDelete: 'cascade' }),
+    format: text('format').notNull(),
+    blobDigest: text('blob_digest')
+      .notNull()
+      .references(() => blobs.digest),
+  },
+  (table) => [primaryKey({ columns: [table.versionId, table.format] })],
 );
 
 /** npm-style dist-tags. `latest` follows the highest non-yanked version unless pinned by hand. */

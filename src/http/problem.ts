@@ -41,6 +41,14 @@ export function problemResponses<const Codes extends readonly number[]>(...codes
 }
 
 /**
+ * For routes with no specific client error of their own (health, docs): any 4xx the HTTP layer
+ * raises (an unparseable request, for instance) is still a problem document. Documented as `4XX`.
+ */
+export const clientErrors = {
+  '4xx': problemSchema.describe('Client error (problem+json)'),
+} as const;
+
+/**
  * Problems use `about:blank` with the HTTP status phrase as title (RFC 9457 section 4.2.1);
  * `detail` and the extension members carry the specifics.
  */

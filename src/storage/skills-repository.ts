@@ -1,14 +1,25 @@
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { writeTarGz, writeZip } from '../bundle/archive-write.js';
 import { fileDigest } from '../bundle/digest.js';
 import type { BundleFile, BundleIssue, ParsedSkill } from '../bundle/types.js';
 import { chooseVersion, pickLatest, sortVersionsDescending } from '../bundle/version.js';
 import type { Db } from '../db/client.js';
-import { blobs, distTags, registryState, skills, skillVersions, versionFiles } from '../db/schema.js';
+import {
+  blobs,
+  distTags,
+  registryState,
+  skills,
+  skillVersions,
+  versionArchives,
+  versionFiles,
+} from '../db/schema.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js';
 import { countCatalogueEntryTokens, countTokens } from '../render/token-count.js';
 import { recordAudit } from './audit-repository.js';
 
 export const LATEST = 'latest';
+
+export type ArchiveFormat = 'tar.gz' | 'zip';
 
 /** How a read names the version it wants: an exact version, a dist-tag, or neither (latest). */
 export interface VersionSelector {
@@ -298,6 +309,39 @@ export class SkillsRepository {
       .where(eq(versionFiles.versionId, versionId))
       .orderBy(versionFiles.path);
     return rows.map((row) => ({ path: row.path, bytes: row.content, mode: row.mode }));
+  }
+
+  /**
+   * The archive of a version, built on first request and stored, so every replica serves the same
+   * bytes and the digest in the discovery index stays true. Concurrent first requests race harmlessly:
+   * the first stored archive wins and everyone answers with it.
+   */
+  async archive(
+    version: VersionRecord,
+    format: ArchiveFormat,
+  ): Promise<{ bytes: Uint8Array; sha256: string }> {
+    const stored = await this.storedArchive(version.id, format);
+    if (stored) return stored;
+    const files = await this.bundleFiles(version.id);
+    const bytes = format === 'zip' ? await writeZip(files) : await writeTarGz(files);
+    const digest = fileDigest(bytes);
+    await this.db.transaction(async (tx) => {
+      await tx.insert(blobs).values({ digest, size: bytes.byteLength, content: bytes }).onConflictDoNothing();
+      await tx
+        .insert(versionArchives)
+        .values({ versionId: version.id, format, blobDigest: digest })
+        .onConflictDoNothing();
+    });
+    return (await this.storedArchive(version.id, format)) ?? { bytes, sha256: digest };
+  }
+
+  private async storedArchive(versionId: string, format: ArchiveFormat) {
+    const [row] = await this.db
+      .select({ content: blobs.content, digest: blobs.digest })
+      .from(versionArchives)
+      .innerJoin(blobs, eq(blobs.digest, versionArchives.blobDigest))
+      .where(and(eq(versionArchives.versionId, versionId), eq(versionArchives.format, format)));
+    return row ? { bytes: row.content, sha256: row.digest } : undefined;
   }
 
   async versions(name: string): Promise<VersionSummary[]> {

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { clientErrors } from '../problem.js';
 
 const docsRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
@@ -10,7 +11,7 @@ const docsRoutes: FastifyPluginAsyncZod = async (app) => {
         summary: 'OpenAPI 3.1 document',
         description: 'Generated from the route schemas; browse it at /docs.',
         operationId: 'getOpenApi',
-        response: { 200: z.record(z.string(), z.unknown()) },
+        response: { 200: z.record(z.string(), z.unknown()), ...clientErrors },
       },
     },
     async () => app.swagger() as unknown as Record<string, unknown>,

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { problemResponses, sendProblem } from '../problem.js';
+import { clientErrors, problemResponses, sendProblem } from '../problem.js';
 
 const healthRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
@@ -12,7 +12,7 @@ const healthRoutes: FastifyPluginAsyncZod = async (app) => {
         summary: 'Liveness',
         description: 'The process is up and serving HTTP.',
         operationId: 'livez',
-        response: { 200: z.object({ status: z.literal('ok') }) },
+        response: { 200: z.object({ status: z.literal('ok') }), ...clientErrors },
       },
     },
     async () => ({ status: 'ok' as const }),
@@ -29,6 +29,7 @@ const healthRoutes: FastifyPluginAsyncZod = async (app) => {
         operationId: 'readyz',
         response: {
           200: z.object({ status: z.literal('ok'), database: z.enum(['postgres', 'pglite']) }),
+          ...clientErrors,
           ...problemResponses(503),
         },
       },

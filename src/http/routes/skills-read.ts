@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import mime from 'mime-types';
 import { z } from 'zod';
-import { writeTarGz, writeZip } from '../../bundle/archive-write.js';
 import { BadRequestError } from '../../errors.js';
 import { renderSkillXml } from '../../render/skill-content.js';
 import type { VersionSelector } from '../../storage/skills-repository.js';
@@ -157,6 +156,7 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
       if (replyNotModified(request, reply, digestEtag(record.digest, format), cacheControlFor(selector)))
         return reply;
       reply.header('x-skill-version', record.version);
+      app.repositories.loads.record(record.name);
       if (format === 'json') {
         const files = await skills.files(record.id);
         return {
@@ -228,15 +228,17 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
       const { format } = request.query;
       if (replyNotModified(request, reply, digestEtag(record.digest, format), cacheControlFor(selector)))
         return reply;
-      const files = await skills.bundleFiles(record.id);
-      const archive = format === 'zip' ? await writeZip(files) : await writeTarGz(files);
+      const archive = await skills.archive(record, format);
       reply.header(
         'content-disposition',
         `attachment; filename="${record.name}-${record.version}.${format === 'zip' ? 'zip' : 'tar.gz'}"`,
       );
       reply.header('x-skill-version', record.version);
       reply.header('x-skill-digest', record.digest);
-      return reply.type(format === 'zip' ? 'application/zip' : 'application/gzip').send(archive);
+      reply.header('repr-digest', `sha-256=:${Buffer.from(archive.sha256, 'hex').toString('base64')}:`);
+      return reply
+        .type(format === 'zip' ? 'application/zip' : 'application/gzip')
+        .send(Buffer.from(archive.bytes));
     },
   );
 

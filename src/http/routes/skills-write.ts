@@ -78,6 +78,20 @@ async function readMultipartFiles(request: FastifyRequest, limits: BundleLimits)
   return files;
 }
 
+/**
+ * Refuses an unsupported body type before it is parsed: a JSON or form body would otherwise be
+ * parsed by Fastify's own parsers and reach the handler as if it were an archive.
+ */
+async function requireUploadType(request: FastifyRequest): Promise<void> {
+  const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type === 'multipart/form-data' || Object.hasOwn(UPLOAD_CONTENT_TYPES, type)) return;
+  throw new BundleError(
+    415,
+    'Unsupported Media Type',
+    `content type '${type || 'none'}' is not a skill upload; send application/gzip (tar.gz), application/zip (zip or .skill), multipart/form-data (one file part per file) or text/markdown (a lone SKILL.md)`,
+  );
+}
+
 function uploadOf(request: FastifyRequest, bytes: unknown): Upload {
   const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   const kind = UPLOAD_CONTENT_TYPES[type as keyof typeof UPLOAD_CONTENT_TYPES];
@@ -102,7 +116,8 @@ const skillsWriteRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post(
     '/skills',
     {
-      preHandler: app.authorize('publish'),
+      // Both run before the body is read: no upload is buffered for a caller who may not publish it.
+      onRequest: [app.authorize('publish'), requireUploadType],
       bodyLimit: app.config.bodyLimit,
       schema: {
         tags: ['publish'],

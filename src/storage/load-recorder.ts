@@ -1,0 +1,60 @@
+import { sql } from 'drizzle-orm';
+import type { Db } from '../db/client.js';
+
+/**
+ * Counts layer-2 loads per skill. Reads must stay cheap, so loads are tallied in memory and written
+ * in one statement every few seconds (and on shutdown) instead of one UPDATE per read.
+ */
+export class LoadRecorder {
+  private pending = new Map<string, { count: number; at: Date }>();
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly intervalMs = 2_000,
+  ) {}
+
+  record(name: string): void {
+    const entry = this.pending.get(name);
+    if (entry) {
+      entry.count += 1;
+      entry.at = new Date();
+    } else {
+      this.pending.set(name, { count: 1, at: new Date() });
+    }
+    this.timer ??= setTimeout(() => void this.flush(), this.intervalMs).unref();
+  }
+
+  /** Writes what was tallied; safe to call at any time, concurrent calls share one write. */
+  async flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.flushing) return this.flushing;
+    if (this.pending.size === 0) return;
+    const batch = [...this.pending.entries()];
+    this.pending = new Map();
+    this.flushing = this.write(batch)
+      .catch(() => {
+        // Usage counts are advisory: losing a batch when the database is away is acceptable.
+      })
+      .finally(() => {
+        this.flushing = undefined;
+      });
+    return this.flushing;
+  }
+
+  private async write(batch: [string, { count: number; at: Date }][]): Promise<void> {
+    const rows = sql.join(
+      batch.map(
+        ([name, { count, at }]) => sql`(${name}, ${count}::bigint, ${at.toISOString()}::timestamptz)`,
+      ),
+      sql`, `,
+    );
+    await this.db.execute(sql`
+      update skills set load_count = skills.load_count + loads.count,
+        last_loaded_at = greatest(skills.last_loaded_at, loads.at)
+      from (values ${rows}) as loads(name, count, at)
+      where skills.name = loads.name`);
+  }
+}
