@@ -11,15 +11,18 @@ import {
 } from 'fastify-type-provider-zod';
 import type { Config } from './config.js';
 import { type Database, openDatabase } from './db/client.js';
+import { finishOpenApi } from './http/openapi.js';
 import authPlugin from './http/plugins/auth.js';
 import errorsPlugin from './http/plugins/errors.js';
 import registryContext from './http/plugins/registry-context.js';
 import auditRoutes from './http/routes/audit.js';
 import docsRoutes from './http/routes/docs.js';
 import healthRoutes from './http/routes/health.js';
+import mcpRoutes from './http/routes/mcp.js';
 import skillsReadRoutes from './http/routes/skills-read.js';
 import skillsWriteRoutes from './http/routes/skills-write.js';
 import tokensRoutes from './http/routes/tokens.js';
+import wellKnownRoutes from './http/routes/well-known.js';
 import { loadSeeds } from './services/seed.js';
 
 export interface BuildAppOptions {
@@ -118,6 +121,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         ],
       },
       transform: jsonSchemaTransform,
+      transformObject: finishOpenApi,
     });
     await app.register(swaggerUi, { routePrefix: '/docs' });
     await app.register(healthRoutes);
@@ -126,6 +130,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await app.register(skillsWriteRoutes);
     await app.register(tokensRoutes);
     await app.register(auditRoutes);
+    await app.register(mcpRoutes);
+    await app.register(wellKnownRoutes);
     await app.ready();
     if (config.seedDir) await loadSeeds(app.repositories.skills, config.seedDir, config.limits, app.log);
   } catch (error) {

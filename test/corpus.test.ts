@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { writeTarGz } from '../src/bundle/archive-write.js';
-import { readSkillFolder } from '../src/services/seed.js';
+import { readSkillFolder } from '../src/services/skill-folder.js';
 import { adminAuth, createTestApp, type TestApp } from './helpers/context.js';
 
 const CORPUS = fileURLToPath(new URL('../../shared/skill-corpus', import.meta.url));

@@ -159,6 +159,12 @@ describe('OpenAPI and docs', () => {
         else operationIds.push(operation.operationId);
         const codes = Object.keys(operation.responses ?? {});
         if (!codes.some((code) => /^4(\d\d|XX)$/i.test(code))) problems.push(`${where}: no 4xx response`);
+        for (const code of codes.filter((code) => /^[45]/.test(code))) {
+          const content = (operation.responses?.[code] as { content?: Record<string, unknown> }).content ?? {};
+          if (!Object.keys(content).every((type) => type === 'application/problem+json')) {
+            problems.push(`${where}: ${code} is not documented as application/problem+json`);
+          }
+        }
       }
     }
     expect(problems).toEqual([]);
@@ -182,7 +188,8 @@ describe('OpenAPI and docs', () => {
     ]) {
       expect(paths, expected).toContain(expected);
     }
-    expect(paths.some((path) => path.startsWith('/skills/{name}/files/'))).toBe(true);
+    const fileRead = doc.paths['/skills/{name}/files/{path}']?.get as Operation & { parameters: { name: string }[] };
+    expect(fileRead?.parameters.map((parameter) => parameter.name)).toContain('path');
     expect(doc.paths['/skills']!.post!.operationId).toBe('publishSkill');
   });
 

@@ -1,7 +1,7 @@
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import tar from 'tar-stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeZip } from '../src/bundle/archive-write.js';
+import { writeTarGz, writeZip } from '../src/bundle/archive-write.js';
 import { bundleDigest } from '../src/bundle/digest.js';
 import type { BundleFile } from '../src/bundle/types.js';
 import { files, multipartBody, publish, skillMd, type UploadFormat, uniqueName } from './helpers/bundles.js';
@@ -169,6 +169,62 @@ describe('POST /skills: upload formats', () => {
       digests.add((await publish(ctx.app, wrapInFolder('wrapper', many), { format })).json().digest);
     }
     expect([...digests]).toEqual([bundleDigest(many)]);
+  });
+});
+
+describe('POST /skills: archives are recognised by their bytes', () => {
+  it.each([
+    ['a tar.gz sent as application/octet-stream', 'tar.gz', 'application/octet-stream'],
+    ['a zip sent as application/gzip', 'zip', 'application/gzip'],
+    ['a tar.gz sent as application/x-gzip', 'tar.gz', 'application/x-gzip'],
+    ['a zip sent as application/x-zip-compressed', 'zip', 'application/x-zip-compressed'],
+  ] as const)('publishes %s', async (_label, format, type) => {
+    const name = uniqueName('sniff');
+    const bundle = richBundle(name);
+    const body = format === 'zip' ? await writeZip(bundle) : await writeTarGz(bundle);
+    const res = await inject('POST', '/skills', body, type);
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json().digest).toBe(bundleDigest(bundle));
+  });
+
+  it('publishes a plain tar and a text/markdown body with a charset parameter', async () => {
+    const name = uniqueName('plain-tar');
+    const bundle = richBundle(name);
+    const tarBytes = gunzipSync(await writeTarGz(bundle));
+    const res = await inject('POST', '/skills', tarBytes, 'application/x-tar');
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json().digest).toBe(bundleDigest(bundle));
+
+    const lone = uniqueName('charset');
+    const text = skillMd({ name: lone, description: 'Charset parameter.' });
+    const md = await inject('POST', '/skills', text, 'text/markdown; charset=utf-8');
+    expect(md.statusCode, md.body).toBe(201);
+    expect(md.json().digest).toBe(bundleDigest(files({ 'SKILL.md': text })));
+  });
+});
+
+describe('POST /skills: concurrent publishes', () => {
+  it('identical concurrent publishes create one version', async () => {
+    const name = uniqueName('race-same');
+    const bundle = richBundle(name);
+    const answers = await Promise.all(Array.from({ length: 6 }, () => publish(ctx.app, bundle)));
+    const codes = answers.map((res) => res.statusCode).sort();
+    expect(codes).toEqual([200, 200, 200, 200, 200, 201]);
+    for (const res of answers) expect(res.json()).toMatchObject({ name, version: '1.0.0' });
+    expect(await versionsOf(name)).toHaveLength(1);
+  });
+
+  it('different concurrent publishes each get their own next patch', async () => {
+    const name = uniqueName('race-diff');
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        publish(ctx.app, files({ 'SKILL.md': skillMd({ name, description: `Racer ${i}.` }) })),
+      ),
+    );
+    expect(answers.map((res) => res.statusCode)).toEqual([201, 201, 201, 201, 201]);
+    const versions = answers.map((res) => res.json().version as string).sort();
+    expect(versions).toEqual(['1.0.0', '1.0.1', '1.0.2', '1.0.3', '1.0.4']);
+    expect((await detail(name)).json().version).toBe('1.0.4');
   });
 });
 

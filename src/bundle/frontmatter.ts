@@ -7,7 +7,7 @@
  * replaced by one that refuses, and the language is checked before gray-matter runs at all.
  */
 import matter from 'gray-matter';
-import { type Document, isScalar, LineCounter, parseDocument, visit, type YAMLError } from 'yaml';
+import { type Document, isMap, isScalar, LineCounter, parseDocument, visit, type YAMLError } from 'yaml';
 import { BundleError, type BundleIssue } from './types.js';
 
 const SKILL_MD = 'SKILL.md';
@@ -346,8 +346,19 @@ function yamlWarning(warning: YAMLError): BundleIssue {
 }
 
 function scalarSource(doc: Document, path: readonly string[]): string | undefined {
-  const node = doc.getIn(path, true);
+  let node: unknown = doc.contents;
+  for (const key of path) node = lastValueOf(node, key);
   return isScalar(node) && typeof node.source === 'string' ? node.source : undefined;
+}
+
+/** Duplicate keys read last-wins (as toJS does), so the source text must come from the last one. */
+function lastValueOf(node: unknown, key: string): unknown {
+  if (!isMap(node)) return undefined;
+  for (let i = node.items.length - 1; i >= 0; i--) {
+    const pair = node.items[i]!;
+    if (isScalar(pair.key) && String(pair.key.value) === key) return pair.value;
+  }
+  return undefined;
 }
 
 // --- Lenient repair of unquoted values -------------------------------------------------------

@@ -1,35 +1,15 @@
-import { lstat, readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import semver from 'semver';
 import { prepareBundle } from '../bundle/prepare.js';
-import type { BundleFile, BundleLimits } from '../bundle/types.js';
+import type { BundleLimits } from '../bundle/types.js';
 import { AppError } from '../errors.js';
 import type { SkillsRepository } from '../storage/skills-repository.js';
+import { readSkillFolder } from './skill-folder.js';
 
-const SKIPPED_DIRS = new Set(['.git', 'node_modules']);
-
-/** Reads a skill folder into bundle files, following no links (a seed is trusted but must stay in its folder). */
-export async function readSkillFolder(root: string): Promise<BundleFile[]> {
-  const files: BundleFile[] = [];
-  async function walk(dir: string): Promise<void> {
-    for (const entry of await readdir(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) {
-        if (!SKIPPED_DIRS.has(entry.name)) await walk(full);
-      } else if (entry.isFile()) {
-        const stats = await lstat(full);
-        files.push({
-          path: path.relative(root, full).split(path.sep).join('/'),
-          bytes: await readFile(full),
-          mode: stats.mode & 0o111 ? 0o755 : 0o644,
-        });
-      }
-    }
-  }
-  await walk(root);
-  return files;
-}
+/** Kept for callers that read folders through the seed module. */
+export { readSkillFolder };
 
 /**
  * Publishes every folder of the seed directory as actor "seed". Idempotent (identical content is a

@@ -81,12 +81,42 @@ export interface CatalogueQuery {
   cursor?: string;
 }
 
+export interface AgentCatalogueQuery {
+  tag?: string;
+  q?: string;
+  names?: readonly string[];
+  limit?: number;
+}
+
+/** A current version as agent-facing renderings (prompt fragment, tools, MCP) need it. */
+export interface AgentCatalogueEntry {
+  name: string;
+  description: string;
+  version: string;
+  digest: string;
+  frontmatter: Record<string, unknown>;
+  tokens: { description: number; body: number };
+  /** Last recorded layer-2 load of the skill (any version); null when never loaded. */
+  lastLoadedAt: Date | null;
+  loadCount: number;
+}
+
 export interface VersionSummary {
   version: string;
   digest: string;
   createdAt: Date;
   yanked: boolean;
   tags: string[];
+}
+
+/** A current version as the discovery index lists it. */
+export interface CurrentArchive {
+  versionId: string;
+  name: string;
+  description: string;
+  version: string;
+  /** Hex sha256 of the stored archive; null until the archive is first built. */
+  archiveSha256: string | null;
 }
 
 export interface FileEntry {
@@ -270,6 +300,66 @@ export class SkillsRepository {
     return { items, nextCursor };
   }
 
+  /**
+   * Every current catalogue entry under a dist-tag (default latest), with what agent-facing renderings
+   * need: frontmatter, token counts and when the skill was last loaded. Not paged: GET /prompt, GET /tools
+   * and MCP list the whole selection. `names` narrows to those skills, `q` searches like catalogue();
+   * results are by name, or most relevant first with `q`.
+   */
+  async agentCatalogue(query: AgentCatalogueQuery = {}): Promise<AgentCatalogueEntry[]> {
+    const tag = query.tag ?? LATEST;
+    const q = query.q?.trim() || undefined;
+    if (query.names !== undefined && query.names.length === 0) return [];
+    const rows = await this.db
+      .select({
+        name: skills.name,
+        description: skillVersions.description,
+        version: skillVersions.version,
+        digest: skillVersions.digest,
+        frontmatter: skillVersions.frontmatter,
+        tokensDescription: skillVersions.tokensDescription,
+        tokensBody: skillVersions.tokensBody,
+        lastLoadedAt: skills.lastLoadedAt,
+        loadCount: skills.loadCount,
+      })
+      .from(distTags)
+      .innerJoin(skills, eq(skills.id, distTags.skillId))
+      .innerJoin(skillVersions, eq(skillVersions.id, distTags.versionId))
+      .where(
+        and(
+          eq(distTags.tag, tag),
+          query.names ? inArray(skills.name, [...query.names]) : undefined,
+          q ? searchMatches(q) : undefined,
+        ),
+      )
+      .orderBy(...(q ? [sql`${searchRank(q)} desc`, skills.name] : [skills.name]))
+      .limit(query.limit ?? 10_000);
+    return rows.map((row) => ({
+      name: row.name,
+      description: row.description,
+      version: row.version,
+      digest: row.digest,
+      frontmatter: row.frontmatter,
+      tokens: { description: row.tokensDescription, body: row.tokensBody },
+      lastLoadedAt: row.lastLoadedAt === null ? null : new Date(row.lastLoadedAt),
+      loadCount: row.loadCount,
+    }));
+  }
+
+  /**
+   * Changes whenever recorded loads are written. Load counts do not bump the catalogue revision (reads
+   * must not write it), so renderings ordered by recency of use add this to their ETag.
+   */
+  async loadsFingerprint(): Promise<string> {
+    const [row] = await this.db
+      .select({
+        count: sql<string>`coalesce(sum(${skills.loadCount}), 0)::text`,
+        last: sql<string | null>`max(${skills.lastLoadedAt})::text`,
+      })
+      .from(skills);
+    return `${row?.count ?? 0}@${row?.last ?? ''}`;
+  }
+
   async files(versionId: string): Promise<FileEntry[]> {
     return this.db
       .select({
@@ -317,7 +407,7 @@ export class SkillsRepository {
    * the first stored archive wins and everyone answers with it.
    */
   async archive(
-    version: VersionRecord,
+    version: Pick<VersionRecord, 'id'>,
     format: ArchiveFormat,
   ): Promise<{ bytes: Uint8Array; sha256: string }> {
     const stored = await this.storedArchive(version.id, format);
@@ -333,6 +423,32 @@ export class SkillsRepository {
         .onConflictDoNothing();
     });
     return (await this.storedArchive(version.id, format)) ?? { bytes, sha256: digest };
+  }
+
+  /**
+   * Every current skill (its `latest` version, never yanked) with the sha256 of its stored archive in
+   * `format`, or null when that archive has not been built yet. Bodies are not loaded: this backs the
+   * discovery index, which must stay cheap however many skills there are.
+   */
+  async currentArchives(format: ArchiveFormat): Promise<CurrentArchive[]> {
+    const rows = await this.db
+      .select({
+        versionId: skillVersions.id,
+        name: skills.name,
+        description: skillVersions.description,
+        version: skillVersions.version,
+        archiveSha256: versionArchives.blobDigest,
+      })
+      .from(distTags)
+      .innerJoin(skills, eq(skills.id, distTags.skillId))
+      .innerJoin(skillVersions, eq(skillVersions.id, distTags.versionId))
+      .leftJoin(
+        versionArchives,
+        and(eq(versionArchives.versionId, skillVersions.id), eq(versionArchives.format, format)),
+      )
+      .where(and(eq(distTags.tag, LATEST), isNull(skillVersions.yankedAt)))
+      .orderBy(skills.name);
+    return rows;
   }
 
   private async storedArchive(versionId: string, format: ArchiveFormat) {

@@ -90,10 +90,8 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request, reply) => {
       const selector = selectorOf(request.query);
       const record = await skills.resolve(request.params.name, selector);
-      const etag =
-        selector.version !== undefined
-          ? digestEtag(record.digest, `meta.${record.yankedAt ? 'y' : 'n'}`)
-          : revisionEtag(await skills.revision(), 'skill', request.params.name, request.query);
+      // Even for an exact version the answer lists dist-tags and versions, which change with every write.
+      const etag = revisionEtag(await skills.revision(), 'skill', request.params.name, request.query);
       if (replyNotModified(request, reply, etag, cacheControlFor(selector))) return reply;
       const [files, distTags, versions] = await Promise.all([
         skills.files(record.id),
@@ -153,7 +151,9 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
       const selector = selectorOf(request.query);
       const record = await skills.resolve(request.params.name, selector);
       const { format } = request.query;
-      if (replyNotModified(request, reply, digestEtag(record.digest, format), cacheControlFor(selector)))
+      // The JSON rendering names the version, and one digest can be published under several versions.
+      const variant = format === 'json' ? `json.${record.version}` : format;
+      if (replyNotModified(request, reply, digestEtag(record.digest, variant), cacheControlFor(selector)))
         return reply;
       reply.header('x-skill-version', record.version);
       app.repositories.loads.record(record.name);

@@ -1,0 +1,139 @@
+import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { ArchiveFormat, CurrentArchive } from '../../storage/skills-repository.js';
+import { REVALIDATE, replyNotModified, revisionEtag } from '../caching.js';
+import { problemResponses } from '../problem.js';
+import { nameParam } from '../schemas.js';
+
+export const DISCOVERY_SCHEMA = 'https://schemas.agentskills.io/discovery/0.2.0/schema.json' as const;
+
+/**
+ * The archive format the index points at. The `skills` CLI (npm `skills`) reads both, but its tar
+ * reader knows only the ustar name/prefix fields: a path that needs a PAX header (non-ASCII, or too
+ * long to split) would install under a truncated name. Its zip reader takes UTF-8 names of any length,
+ * so zip is the format that installs every publishable bundle file for file.
+ */
+export const INDEX_ARCHIVE_FORMAT: ArchiveFormat = 'zip';
+
+/** Archives built at once when an index request finds some missing: bounded memory on a cold start. */
+const BUILD_CONCURRENCY = 4;
+
+const entrySchema = z.object({
+  name: z.string(),
+  description: z.string(),
+  type: z.literal('archive'),
+  url: z.string().describe('Absolute URL of the version-pinned bundle (immutable)'),
+  digest: z
+    .string()
+    .regex(/^sha256:[0-9a-f]{64}$/)
+    .describe('sha256 of the exact bytes served at url'),
+});
+
+const indexSchema = z
+  .object({
+    $schema: z.literal(DISCOVERY_SCHEMA),
+    skills: z.array(entrySchema),
+  })
+  .describe('Agent Skills discovery index 0.2.0');
+
+type IndexEntry = z.infer<typeof entrySchema>;
+
+/** Base of every absolute link: SKILLREG_PUBLIC_URL, else the origin the client used. */
+export function publicBase(publicUrl: string | undefined, request: FastifyRequest): string {
+  return publicUrl ?? `${request.protocol}://${request.host}`;
+}
+
+/** The version-pinned bundle URL: an exact version is immutable, so the digest next to it stays true. */
+export function bundleUrl(base: string, name: string, version: string): string {
+  return `${base}/skills/${encodeURIComponent(name)}/bundle?version=${encodeURIComponent(version)}&format=${encodeURIComponent(INDEX_ARCHIVE_FORMAT)}`;
+}
+
+const wellKnownRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { skills } = app.repositories;
+  const readable = app.authorize('read');
+
+  /** Digests of the archives, building (and storing, once per version) those not built yet. */
+  async function withDigests(current: CurrentArchive[]): Promise<Map<string, string>> {
+    const digests = new Map<string, string>();
+    const missing: CurrentArchive[] = [];
+    for (const entry of current) {
+      if (entry.archiveSha256) digests.set(entry.versionId, entry.archiveSha256);
+      else missing.push(entry);
+    }
+    let next = 0;
+    const worker = async () => {
+      while (next < missing.length) {
+        const entry = missing[next++]!;
+        const archive = await skills.archive({ id: entry.versionId }, INDEX_ARCHIVE_FORMAT);
+        digests.set(entry.versionId, archive.sha256);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(BUILD_CONCURRENCY, missing.length) }, worker));
+    return digests;
+  }
+
+  function toEntry(base: string, entry: CurrentArchive, sha256: string): IndexEntry {
+    return {
+      name: entry.name,
+      description: entry.description,
+      type: 'archive',
+      url: bundleUrl(base, entry.name, entry.version),
+      digest: `sha256:${sha256}`,
+    };
+  }
+
+  app.get(
+    '/.well-known/agent-skills/index.json',
+    {
+      preHandler: readable,
+      schema: {
+        tags: ['skills'],
+        summary: 'Agent Skills discovery index',
+        description: `Every current skill (its \`latest\` version; yanked versions never appear) as an archive entry of the [discovery index 0.2.0](${DISCOVERY_SCHEMA}), so \`npx skills add <registry-url>\` can install from this registry. Each \`url\` is the absolute, version-pinned ${INDEX_ARCHIVE_FORMAT} bundle (files at the archive root) and \`digest\` is the sha256 of exactly the bytes served there. Links use SKILLREG_PUBLIC_URL when set, else the request origin.`,
+        operationId: 'getAgentSkillsIndex',
+        response: { 200: indexSchema, ...problemResponses(401, 403) },
+      },
+    },
+    async (request, reply) => {
+      const base = publicBase(app.config.publicUrl, request);
+      const revision = await skills.revision();
+      const etag = revisionEtag(revision, 'agent-skills-index', base, INDEX_ARCHIVE_FORMAT);
+      if (replyNotModified(request, reply, etag, REVALIDATE)) return reply;
+      const current = await skills.currentArchives(INDEX_ARCHIVE_FORMAT);
+      const digests = await withDigests(current);
+      return {
+        $schema: DISCOVERY_SCHEMA,
+        skills: current.map((entry) => toEntry(base, entry, digests.get(entry.versionId)!)),
+      };
+    },
+  );
+
+  app.get(
+    '/skills/:name/.well-known/agent-skills/index.json',
+    {
+      preHandler: readable,
+      schema: {
+        tags: ['skills'],
+        summary: 'Discovery index of one skill',
+        description:
+          'The discovery index restricted to one skill, for installers that look for an index under the URL they are given: `npx skills add <registry-url>/skills/<name>` then downloads only that skill, where `npx skills add <registry-url>` downloads every listed archive before picking.',
+        operationId: 'getSkillAgentSkillsIndex',
+        params: nameParam,
+        response: { 200: indexSchema, ...problemResponses(401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      const base = publicBase(app.config.publicUrl, request);
+      const revision = await skills.revision();
+      const record = await skills.resolve(request.params.name);
+      const etag = revisionEtag(revision, 'agent-skills-index', base, INDEX_ARCHIVE_FORMAT, record.name);
+      if (replyNotModified(request, reply, etag, REVALIDATE)) return reply;
+      const archive = await skills.archive(record, INDEX_ARCHIVE_FORMAT);
+      const entry = { ...record, versionId: record.id, archiveSha256: archive.sha256 };
+      return { $schema: DISCOVERY_SCHEMA, skills: [toEntry(base, entry, archive.sha256)] };
+    },
+  );
+};
+
+export default wellKnownRoutes;
