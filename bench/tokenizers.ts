@@ -19,7 +19,7 @@ import { countTokens as countCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
 import { prepareBundle } from '../src/bundle/prepare.js';
 import { DEFAULT_LIMITS } from '../src/bundle/types.js';
 import { countTokens as countO200k } from '../src/render/token-count.js';
-import { readSkillFolder } from '../src/services/seed.js';
+import { readSkillFolder } from '../src/services/skill-folder.js';
 
 const CORPUS = process.env.SKILL_CORPUS ?? '/work/shared/skill-corpus';
 const SAMPLE = [
@@ -64,7 +64,8 @@ function add(a: Counts, b: Counts): Counts {
   };
 }
 
-const ratio = (value: number, base: number) => (base === 0 ? '-' : `${((value / base - 1) * 100).toFixed(1)}%`);
+const ratio = (value: number, base: number) =>
+  base === 0 ? '-' : `${((value / base - 1) * 100).toFixed(1)}%`;
 
 function row(label: string, part: string, c: Counts): string[] {
   return [
@@ -96,9 +97,12 @@ function printTable(rows: string[][]): void {
   ];
   const all = [header, ...rows];
   const widths = header.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
-  const line = (r: string[]) => `| ${r.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;
+  const line = (r: string[]) =>
+    `| ${r.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;
   console.log(line(header));
-  console.log(`|${widths.map((w, i) => (i < 2 ? `${'-'.repeat(w + 1)}-` : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
+  console.log(
+    `|${widths.map((w, i) => (i < 2 ? `${'-'.repeat(w + 1)}-` : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
+  );
   for (const r of rows) console.log(line(r));
 }
 

@@ -14,11 +14,14 @@ import { type Database, openDatabase } from './db/client.js';
 import { finishOpenApi } from './http/openapi.js';
 import authPlugin from './http/plugins/auth.js';
 import errorsPlugin from './http/plugins/errors.js';
+import metricsPlugin from './http/plugins/metrics.js';
 import registryContext from './http/plugins/registry-context.js';
+import agentRoutes from './http/routes/agent.js';
 import auditRoutes from './http/routes/audit.js';
 import docsRoutes from './http/routes/docs.js';
 import healthRoutes from './http/routes/health.js';
 import mcpRoutes from './http/routes/mcp.js';
+import metricsRoutes from './http/routes/metrics.js';
 import skillsReadRoutes from './http/routes/skills-read.js';
 import skillsWriteRoutes from './http/routes/skills-write.js';
 import tokensRoutes from './http/routes/tokens.js';
@@ -86,6 +89,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   try {
     await database.migrate();
     await app.register(registryContext, { config, database });
+    await app.register(metricsPlugin);
     await app.register(errorsPlugin);
     await app.register(authPlugin);
     await app.register(multipart, {
@@ -125,9 +129,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     });
     await app.register(swaggerUi, { routePrefix: '/docs' });
     await app.register(healthRoutes);
+    await app.register(metricsRoutes);
     await app.register(docsRoutes);
     await app.register(skillsReadRoutes);
     await app.register(skillsWriteRoutes);
+    await app.register(agentRoutes);
     await app.register(tokensRoutes);
     await app.register(auditRoutes);
     await app.register(mcpRoutes);

@@ -7,11 +7,15 @@ const booleanFromEnv = z
   .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
-const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+/** An empty variable (`PORT=` in a compose file or .env) means "use the default", never 0 or "". */
+const unsetIfEmpty = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((value) => (value === '' ? undefined : value), schema);
+
+const positiveInt = (fallback: number) => unsetIfEmpty(z.coerce.number().int().positive().default(fallback));
 
 const envSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: unsetIfEmpty(z.coerce.number().int().min(0).max(65535).default(3000)),
+  HOST: unsetIfEmpty(z.string().min(1).default('127.0.0.1')),
   DATABASE_URL: z
     .string()
     .optional()
@@ -20,7 +24,7 @@ const envSchema = z.object({
       message:
         'must be a postgres:// or postgresql:// connection URL (leave unset for the embedded database)',
     }),
-  SKILLREG_DATA_DIR: z.string().min(1).default('./.data'),
+  SKILLREG_DATA_DIR: unsetIfEmpty(z.string().min(1).default('./.data')),
   SKILLREG_ADMIN_TOKEN: z
     .string()
     .optional()
@@ -33,14 +37,16 @@ const envSchema = z.object({
     .string()
     .optional()
     .transform((value) => (value === '' ? undefined : value?.replace(/\/+$/, '')))
-    .refine((value) => value === undefined || URL.canParse(value), {
-      message: 'must be an absolute URL such as https://skills.example.com',
+    .refine((value) => value === undefined || (/^https?:\/\//i.test(value) && URL.canParse(value)), {
+      message: 'must be an absolute http(s) URL such as https://skills.example.com',
     }),
   SKILLREG_READ_AUTH: booleanFromEnv.default(false),
   SKILLREG_MAX_BUNDLE_BYTES: positiveInt(DEFAULT_LIMITS.maxUncompressedBytes),
   SKILLREG_MAX_FILES: positiveInt(DEFAULT_LIMITS.maxFiles),
   SKILLREG_MAX_SKILL_MD_BYTES: positiveInt(DEFAULT_LIMITS.maxSkillMdBytes),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_LEVEL: unsetIfEmpty(
+    z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  ),
 });
 
 export interface Config {

@@ -1,5 +1,6 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { isEntryPoint } from './entry-point.js';
 
 /** Starts the service: `npm start`, `skillreg serve` and the container all come here. */
 export async function startServer(env: Record<string, string | undefined> = process.env): Promise<void> {
@@ -25,6 +26,9 @@ export async function startServer(env: Record<string, string | undefined> = proc
       process.exit(1);
     }, 10_000);
     timer.unref();
+    // A keep-alive connection turns idle once its in-flight request is answered; close such connections
+    // as they appear, or the server would wait out the keep-alive timeout (72 s) before it can stop.
+    setInterval(() => app.server.closeIdleConnections(), 100).unref();
     try {
       await app.close();
       process.exit(0);
@@ -42,7 +46,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
   );
 }
 
-const isMain = process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/'));
+const isMain = isEntryPoint(import.meta.url);
 if (isMain) {
   startServer().catch((error) => {
     process.stderr.write(

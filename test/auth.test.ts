@@ -5,7 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, loggerOptions } from '../src/app.js';
 import { tokens } from '../src/db/schema.js';
 import { files, publish, skillMd, uniqueName } from './helpers/bundles.js';
-import { ADMIN_TOKEN, adminAuth, createTestApp, createTestDatabase, type TestApp, testConfig } from './helpers/context.js';
+import {
+  ADMIN_TOKEN,
+  adminAuth,
+  createTestApp,
+  createTestDatabase,
+  type TestApp,
+  testConfig,
+} from './helpers/context.js';
 
 const bearer = (secret: string) => ({ authorization: `Bearer ${secret}` });
 
@@ -13,7 +20,12 @@ function expectProblem(res: LightMyRequestResponse, status: number) {
   expect(res.statusCode).toBe(status);
   expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
   const body = res.json();
-  expect(body).toMatchObject({ type: expect.any(String), title: expect.any(String), status, detail: expect.any(String) });
+  expect(body).toMatchObject({
+    type: expect.any(String),
+    title: expect.any(String),
+    status,
+    detail: expect.any(String),
+  });
   return body as Record<string, unknown> & { detail: string };
 }
 
@@ -67,7 +79,9 @@ describe('auth on writes', () => {
   });
 
   it('refuses an unknown token with 401 naming the reason', async () => {
-    const res = await publish(ctx.app, bundleOf(uniqueName()), { headers: bearer('skr_not-a-real-token-at-all') });
+    const res = await publish(ctx.app, bundleOf(uniqueName()), {
+      headers: bearer('skr_not-a-real-token-at-all'),
+    });
     const problem = expectProblem(res, 401);
     expect(problem.reason).toBe('unknown');
     expect(problem.detail).toMatch(/not known/);
@@ -99,7 +113,11 @@ describe('auth on writes', () => {
       payload: { version: '1.0.0' },
     });
     expect(tag.statusCode, tag.body).toBe(200);
-    const yank = await ctx.app.inject({ method: 'DELETE', url: `/skills/${name}/versions/1.0.1`, headers: auth });
+    const yank = await ctx.app.inject({
+      method: 'DELETE',
+      url: `/skills/${name}/versions/1.0.1`,
+      headers: auth,
+    });
     expect(yank.statusCode, yank.body).toBe(200);
 
     const create = await ctx.app.inject({
@@ -122,7 +140,12 @@ describe('auth on writes', () => {
     });
     expect(res.statusCode).toBe(201);
     const created = res.json();
-    expect(created).toMatchObject({ name: 'ci-main', scopes: ['publish'], createdBy: 'admin-token', expiresAt: null });
+    expect(created).toMatchObject({
+      name: 'ci-main',
+      scopes: ['publish'],
+      createdBy: 'admin-token',
+      expiresAt: null,
+    });
     expect(created.secret).toEqual(expect.any(String));
     expect(created.secret.length).toBeGreaterThanOrEqual(32);
     expect(created.secret.startsWith(created.prefix)).toBe(true);
@@ -156,7 +179,9 @@ describe('auth on writes', () => {
 
   it('DELETE /tokens/{id} revokes: the token then answers 401 revoked and leaves the listing', async () => {
     const token = await createToken(ctx.app, { name: 'short-lived', scopes: ['publish'] });
-    expect((await publish(ctx.app, bundleOf(uniqueName()), { headers: bearer(token.secret) })).statusCode).toBe(201);
+    expect(
+      (await publish(ctx.app, bundleOf(uniqueName()), { headers: bearer(token.secret) })).statusCode,
+    ).toBe(201);
 
     const revoke = await ctx.app.inject({ method: 'DELETE', url: `/tokens/${token.id}`, headers: adminAuth });
     expect(revoke.statusCode).toBe(204);
@@ -177,7 +202,9 @@ describe('auth on writes', () => {
     const expiresAt = Date.parse(token.expiresAt!);
     expect(expiresAt).toBeGreaterThanOrEqual(before + 7 * 86_400_000 - 1000);
     expect(expiresAt).toBeLessThanOrEqual(Date.now() + 7 * 86_400_000 + 1000);
-    expect((await publish(ctx.app, bundleOf(uniqueName()), { headers: bearer(token.secret) })).statusCode).toBe(201);
+    expect(
+      (await publish(ctx.app, bundleOf(uniqueName()), { headers: bearer(token.secret) })).statusCode,
+    ).toBe(201);
 
     await ctx.database.db
       .update(tokens)
@@ -228,8 +255,15 @@ describe('auth on writes', () => {
     expectProblem(await ctx.app.inject('/audit'), 401);
     const res = await ctx.app.inject({ url: '/audit?limit=500', headers: adminAuth });
     expect(res.statusCode).toBe(200);
-    const items: { id: number; at: string; actor: string; action: string; skill: string | null; version: string | null; detail: Record<string, unknown> }[] =
-      res.json().items;
+    const items: {
+      id: number;
+      at: string;
+      actor: string;
+      action: string;
+      skill: string | null;
+      version: string | null;
+      detail: Record<string, unknown>;
+    }[] = res.json().items;
     const ofSkill = items.filter((item) => item.skill === name);
     expect(ofSkill.map((item) => [item.action, item.actor, item.version]).reverse()).toEqual([
       ['publish', 'token:audited-ci', '1.0.0'],
@@ -237,9 +271,14 @@ describe('auth on writes', () => {
       ['tag', 'token:audited-ci', '1.0.0'],
       ['yank', 'token:audited-ci', '1.0.1'],
     ]);
-    expect(items.find((item) => item.action === 'tag' && item.skill === name)?.detail).toMatchObject({ tag: 'stable' });
+    expect(items.find((item) => item.action === 'tag' && item.skill === name)?.detail).toMatchObject({
+      tag: 'stable',
+    });
     const create = items.find((item) => item.action === 'token.create' && item.detail.id === ci.id);
-    expect(create).toMatchObject({ actor: 'admin-token', detail: { name: 'audited-ci', scopes: ['publish'] } });
+    expect(create).toMatchObject({
+      actor: 'admin-token',
+      detail: { name: 'audited-ci', scopes: ['publish'] },
+    });
     const revoke = items.find((item) => item.action === 'token.revoke' && item.detail.id === revoked.id);
     expect(revoke).toMatchObject({ actor: 'admin-token', detail: { name: 'to-revoke' } });
     for (const item of items) expect(Number.isNaN(Date.parse(item.at))).toBe(false);
@@ -249,7 +288,9 @@ describe('auth on writes', () => {
     expect(res.body).not.toContain(revoked.secret);
 
     const page = await ctx.app.inject({ url: `/audit?limit=2&before=${items[0]!.id}`, headers: adminAuth });
-    expect(page.json().items.map((item: { id: number }) => item.id)).toEqual(items.slice(1, 3).map((item) => item.id));
+    expect(page.json().items.map((item: { id: number }) => item.id)).toEqual(
+      items.slice(1, 3).map((item) => item.id),
+    );
   });
 
   it('a failed publish records nothing in the audit log', async () => {

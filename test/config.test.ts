@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -90,11 +90,46 @@ describe('loadConfig', () => {
   });
 
   it('treats empty strings as unset, and SKILLREG_SEED_DIR="" disables seeding', () => {
-    const config = loadConfig({ SKILLREG_SEED_DIR: '', DATABASE_URL: '', SKILLREG_ADMIN_TOKEN: '', SKILLREG_READ_AUTH: '' });
+    const config = loadConfig({
+      SKILLREG_SEED_DIR: '',
+      DATABASE_URL: '',
+      SKILLREG_ADMIN_TOKEN: '',
+      SKILLREG_READ_AUTH: '',
+    });
     expect(config.seedDir).toBeUndefined();
     expect(config.databaseUrl).toBeUndefined();
     expect(config.adminToken).toBeUndefined();
     expect(config.readAuth).toBe(false);
+  });
+
+  it('treats other empty variables (PORT= in a compose file) as unset, never as 0 or ""', () => {
+    const config = loadConfig({
+      PORT: '',
+      HOST: '',
+      SKILLREG_DATA_DIR: '',
+      LOG_LEVEL: '',
+      SKILLREG_PUBLIC_URL: '',
+      SKILLREG_MAX_FILES: '',
+      SKILLREG_MAX_BUNDLE_BYTES: '',
+      SKILLREG_MAX_SKILL_MD_BYTES: '',
+    });
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      dataDir: path.resolve('./.data'),
+      logLevel: 'info',
+      publicUrl: undefined,
+      limits: DEFAULT_LIMITS,
+    });
+  });
+
+  it('accepts only http(s) public URLs', () => {
+    for (const value of ['notaurl', 'localhost:3000', 'skills.example.com', 'ftp://skills.example.com']) {
+      expect(configProblems({ SKILLREG_PUBLIC_URL: value })[0], value).toMatch(/^SKILLREG_PUBLIC_URL/);
+    }
+    expect(loadConfig({ SKILLREG_PUBLIC_URL: 'http://10.0.0.5:8080/registry/' }).publicUrl).toBe(
+      'http://10.0.0.5:8080/registry',
+    );
   });
 
   it('lists every problem at once', () => {
@@ -107,8 +142,18 @@ describe('loadConfig', () => {
       SKILLREG_MAX_FILES: '-1',
     });
     expect(problems).toHaveLength(6);
-    for (const variable of ['PORT', 'DATABASE_URL', 'SKILLREG_PUBLIC_URL', 'LOG_LEVEL', 'SKILLREG_READ_AUTH', 'SKILLREG_MAX_FILES']) {
-      expect(problems.some((problem) => problem.startsWith(variable)), variable).toBe(true);
+    for (const variable of [
+      'PORT',
+      'DATABASE_URL',
+      'SKILLREG_PUBLIC_URL',
+      'LOG_LEVEL',
+      'SKILLREG_READ_AUTH',
+      'SKILLREG_MAX_FILES',
+    ]) {
+      expect(
+        problems.some((problem) => problem.startsWith(variable)),
+        variable,
+      ).toBe(true);
     }
     expect(problems.find((problem) => problem.startsWith('PORT'))).toContain('"abc"');
     expect(problems.find((problem) => problem.startsWith('SKILLREG_PUBLIC_URL'))).toContain('absolute URL');
@@ -165,6 +210,29 @@ describe('starting the server process', () => {
     expect(output.stderr).not.toMatch(/\n\s+at /);
   }, 60_000);
 
+  it('runs from a checkout whose path has a space (server and migrate entry points)', async () => {
+    const parent = await mkdtemp(path.join(tmpdir(), 'skillreg space '));
+    dirs.push(parent);
+    const checkout = path.join(parent, 'my checkout');
+    await mkdir(checkout);
+    for (const entry of ['src', 'migrations', 'package.json', 'tsconfig.json']) {
+      await cp(path.join(ROOT, entry), path.join(checkout, entry), { recursive: true });
+    }
+    await symlink(path.join(ROOT, 'node_modules'), path.join(checkout, 'node_modules'), 'dir');
+    for (const script of ['src/server.ts', 'src/scripts/migrate.ts']) {
+      const child = spawn(process.execPath, ['--import', 'tsx', script], {
+        cwd: checkout,
+        env: { PATH: process.env.PATH ?? '', PORT: 'abc' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const { output, exited } = collect(child);
+      const { code } = await exited;
+      // Before the fix the entry-point check failed on the encoded space: exit 0 having done nothing.
+      expect(code, `${script}: ${output.stderr}`).toBe(1);
+      expect(output.stderr, script).toMatch(/^\s*- PORT="abc"/m);
+    }
+  }, 60_000);
+
   it('starts with a valid configuration, serves requests and stops cleanly on SIGTERM', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'skillreg-config-'));
     dirs.push(dataDir);
@@ -172,7 +240,10 @@ describe('starting the server process', () => {
     const { output, exited } = collect(child);
     try {
       const address = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`server did not start:\n${output.stdout}\n${output.stderr}`)), 50_000);
+        const timer = setTimeout(
+          () => reject(new Error(`server did not start:\n${output.stdout}\n${output.stderr}`)),
+          90_000,
+        );
         const check = () => {
           const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output.stdout);
           if (match) {
@@ -187,7 +258,11 @@ describe('starting the server process', () => {
       expect(ready.status).toBe(200);
       expect(await ready.json()).toEqual({ status: 'ok', database: 'pglite' });
       // Writes are refused without SKILLREG_ADMIN_TOKEN or any token.
-      const write = await fetch(`${address}/skills`, { method: 'POST', body: 'x', headers: { 'content-type': 'text/markdown' } });
+      const write = await fetch(`${address}/skills`, {
+        method: 'POST',
+        body: 'x',
+        headers: { 'content-type': 'text/markdown' },
+      });
       expect(write.status).toBe(401);
       // Logs are JSON lines when not on a terminal.
       const lines = output.stdout.trim().split('\n');
@@ -197,5 +272,5 @@ describe('starting the server process', () => {
     }
     const { code } = await exited;
     expect(code, output.stderr).toBe(0);
-  }, 60_000);
+  }, 120_000);
 });

@@ -13,7 +13,12 @@ function expectProblem(res: LightMyRequestResponse, status: number) {
   expect(res.statusCode, res.body).toBe(status);
   expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
   const body = res.json();
-  expect(body).toMatchObject({ type: expect.any(String), title: expect.any(String), status, detail: expect.any(String) });
+  expect(body).toMatchObject({
+    type: expect.any(String),
+    title: expect.any(String),
+    status,
+    detail: expect.any(String),
+  });
   expect(body.detail.length).toBeGreaterThan(0);
   return body as Record<string, unknown> & { detail: string };
 }
@@ -37,9 +42,10 @@ describe('errors are RFC 9457 problems', () => {
 
   it('an unknown skill answers 404 with the closest names as suggestions', async () => {
     const name = `pdf-tools-${uniqueName('s')}`;
-    expect((await publish(ctx.app, files({ 'SKILL.md': skillMd({ name, description: 'PDF tools.' }) }))).statusCode).toBe(
-      201,
-    );
+    expect(
+      (await publish(ctx.app, files({ 'SKILL.md': skillMd({ name, description: 'PDF tools.' }) })))
+        .statusCode,
+    ).toBe(201);
     const typo = name.slice(0, -1);
     for (const url of [`/skills/${typo}`, `/skills/${typo}/content`, `/skills/${typo}/versions`]) {
       const problem = expectProblem(await ctx.app.inject(url), 404);
@@ -53,7 +59,10 @@ describe('errors are RFC 9457 problems', () => {
 
   it('an unknown version or file of a known skill answers 404 naming what exists', async () => {
     const name = uniqueName('known');
-    await publish(ctx.app, files({ 'SKILL.md': skillMd({ name, description: 'Known.' }), 'references/a.md': '# A\n' }));
+    await publish(
+      ctx.app,
+      files({ 'SKILL.md': skillMd({ name, description: 'Known.' }), 'references/a.md': '# A\n' }),
+    );
     const version = expectProblem(await ctx.app.inject(`/skills/${name}?version=9.9.9`), 404);
     expect(version.availableVersions).toEqual(['1.0.0']);
     const tag = expectProblem(await ctx.app.inject(`/skills/${name}/content?tag=nope`), 404);
@@ -88,7 +97,12 @@ describe('errors are RFC 9457 problems', () => {
       [
         400,
         () =>
-          ctx.app.inject({ method: 'PUT', url: `/skills/${name}/tags/stable`, headers: adminAuth, payload: {} }),
+          ctx.app.inject({
+            method: 'PUT',
+            url: `/skills/${name}/tags/stable`,
+            headers: adminAuth,
+            payload: {},
+          }),
       ],
       [
         400,
@@ -101,13 +115,27 @@ describe('errors are RFC 9457 problems', () => {
           }),
       ],
       [400, () => publish(ctx.app, files({ 'SKILL.md': 'x' }), { query: 'tag=Not%20A%20Tag' })],
-      [400, () => ctx.app.inject({ method: 'POST', url: '/skills', headers: { ...adminAuth, 'content-type': 'application/gzip' }, payload: Buffer.from('not gzip at all') })],
+      [
+        400,
+        () =>
+          ctx.app.inject({
+            method: 'POST',
+            url: '/skills',
+            headers: { ...adminAuth, 'content-type': 'application/gzip' },
+            payload: Buffer.from('not gzip at all'),
+          }),
+      ],
       [401, () => ctx.app.inject({ method: 'DELETE', url: `/skills/${name}/versions/1.0.0` })],
-      [404, () => ctx.app.inject({ method: 'DELETE', url: `/skills/${name}/versions/7.7.7`, headers: adminAuth })],
+      [
+        404,
+        () => ctx.app.inject({ method: 'DELETE', url: `/skills/${name}/versions/7.7.7`, headers: adminAuth }),
+      ],
       [
         409,
         () =>
-          publish(ctx.app, files({ 'SKILL.md': skillMd({ name, description: 'Changed.' }) }), { query: 'version=1.0.0' }),
+          publish(ctx.app, files({ 'SKILL.md': skillMd({ name, description: 'Changed.' }) }), {
+            query: 'version=1.0.0',
+          }),
       ],
       [
         415,
@@ -126,12 +154,20 @@ describe('errors are RFC 9457 problems', () => {
       const res = await request();
       const problem = expectProblem(res, status);
       expect(problem.instance ?? '/').toMatch(/^\//);
-      if (status === 422) expect(problem.errors).toEqual(expect.arrayContaining([expect.objectContaining({ path: expect.any(String), detail: expect.any(String) })]));
+      if (status === 422)
+        expect(problem.errors).toEqual(
+          expect.arrayContaining([
+            expect.objectContaining({ path: expect.any(String), detail: expect.any(String) }),
+          ]),
+        );
     }
   });
 
   it('a problem carries the request id header', async () => {
-    const res = await ctx.app.inject({ url: '/skills/nope-nope', headers: { 'x-request-id': 'trace-404-abc' } });
+    const res = await ctx.app.inject({
+      url: '/skills/nope-nope',
+      headers: { 'x-request-id': 'trace-404-abc' },
+    });
     expectProblem(res, 404);
     expect(res.headers['x-request-id']).toBe('trace-404-abc');
   });
@@ -142,7 +178,11 @@ describe('OpenAPI and docs', () => {
     const res = await ctx.app.inject('/openapi.json');
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    const doc = res.json() as { openapi: string; info: { title: string }; paths: Record<string, Record<string, Operation>> };
+    const doc = res.json() as {
+      openapi: string;
+      info: { title: string };
+      paths: Record<string, Record<string, Operation>>;
+    };
     expect(doc.openapi).toMatch(/^3\.1\.\d+$/);
     expect(doc.info.title).toBeTruthy();
 
@@ -160,7 +200,8 @@ describe('OpenAPI and docs', () => {
         const codes = Object.keys(operation.responses ?? {});
         if (!codes.some((code) => /^4(\d\d|XX)$/i.test(code))) problems.push(`${where}: no 4xx response`);
         for (const code of codes.filter((code) => /^[45]/.test(code))) {
-          const content = (operation.responses?.[code] as { content?: Record<string, unknown> }).content ?? {};
+          const response = operation.responses?.[code] as { content?: Record<string, unknown> } | undefined;
+          const content = response?.content ?? {};
           if (!Object.keys(content).every((type) => type === 'application/problem+json')) {
             problems.push(`${where}: ${code} is not documented as application/problem+json`);
           }
@@ -188,7 +229,9 @@ describe('OpenAPI and docs', () => {
     ]) {
       expect(paths, expected).toContain(expected);
     }
-    const fileRead = doc.paths['/skills/{name}/files/{path}']?.get as Operation & { parameters: { name: string }[] };
+    const fileRead = doc.paths['/skills/{name}/files/{path}']?.get as Operation & {
+      parameters: { name: string }[];
+    };
     expect(fileRead?.parameters.map((parameter) => parameter.name)).toContain('path');
     expect(doc.paths['/skills']!.post!.operationId).toBe('publishSkill');
   });

@@ -12,10 +12,21 @@ import { withDatabase } from './helpers/global-setup.js';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const postgresUrl = inject('postgresUrl');
 
-const TABLES = ['audit_log', 'blobs', 'dist_tags', 'registry_state', 'skill_versions', 'skills', 'tokens', 'version_files'];
+const TABLES = [
+  'audit_log',
+  'blobs',
+  'dist_tags',
+  'registry_state',
+  'skill_versions',
+  'skills',
+  'tokens',
+  'version_files',
+];
 
 async function migrationCount(): Promise<number> {
-  const journal = JSON.parse(await readFile(path.join(MIGRATIONS_FOLDER, 'meta', '_journal.json'), 'utf8')) as {
+  const journal = JSON.parse(
+    await readFile(path.join(MIGRATIONS_FOLDER, 'meta', '_journal.json'), 'utf8'),
+  ) as {
     entries: unknown[];
   };
   const sqlFiles = (await readdir(MIGRATIONS_FOLDER)).filter((file) => file.endsWith('.sql'));
@@ -24,7 +35,9 @@ async function migrationCount(): Promise<number> {
 }
 
 /** `npm run db:migrate`, i.e. `tsx src/scripts/migrate.ts`, as its own process. */
-function runMigrate(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runMigrate(
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/scripts/migrate.ts'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...env },
@@ -68,7 +81,9 @@ describe.skipIf(!postgresUrl)(`migrations on PostgreSQL${skipReason}`, () => {
         `select table_name from information_schema.tables where table_schema = 'public' order by table_name`,
       );
       const state = await client.query('select id, revision from registry_state');
-      const extensions = await client.query(`select count(*)::int as n from pg_extension where extname = 'pg_trgm'`);
+      const extensions = await client.query(
+        `select count(*)::int as n from pg_extension where extname = 'pg_trgm'`,
+      );
       return {
         applied: applied.rows.length,
         hashes: applied.rows.map((row) => row.hash as string),
@@ -116,7 +131,9 @@ describe.skipIf(!postgresUrl)(`migrations on PostgreSQL${skipReason}`, () => {
 
     const check = new pg.Client({ connectionString: url });
     await check.connect();
-    const kept = await check.query(`select count(*)::int as n from skills where name = 'kept-across-migrate'`);
+    const kept = await check.query(
+      `select count(*)::int as n from skills where name = 'kept-across-migrate'`,
+    );
     await check.end();
     expect(kept.rows[0].n).toBe(1);
   }, 60_000);
@@ -147,7 +164,9 @@ describe('migrations on embedded PGlite', () => {
 
     const client = await PGlite.create(dataDir);
     try {
-      const applied = await client.query<{ n: number }>('select count(*)::int as n from drizzle.__drizzle_migrations');
+      const applied = await client.query<{ n: number }>(
+        'select count(*)::int as n from drizzle.__drizzle_migrations',
+      );
       expect(applied.rows[0]!.n).toBe(expected);
       const tables = await client.query<{ table_name: string }>(
         `select table_name from information_schema.tables where table_schema = 'public'`,

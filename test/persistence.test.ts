@@ -42,10 +42,18 @@ async function writeState(app: FastifyInstance, name: string) {
   };
 }
 
-async function expectState(app: FastifyInstance, name: string, state: Awaited<ReturnType<typeof writeState>>) {
+async function expectState(
+  app: FastifyInstance,
+  name: string,
+  state: Awaited<ReturnType<typeof writeState>>,
+) {
   const versions = await app.inject(`/skills/${name}/versions`);
   expect(versions.statusCode, versions.body).toBe(200);
-  expect(versions.json().map((v: { version: string; digest: string; tags: string[] }) => [v.version, v.digest, v.tags])).toEqual([
+  expect(
+    versions
+      .json()
+      .map((v: { version: string; digest: string; tags: string[] }) => [v.version, v.digest, v.tags]),
+  ).toEqual([
     ['1.0.1', state.digests[1], ['latest']],
     ['1.0.0', state.digests[0], ['stable']],
   ]);
@@ -65,7 +73,11 @@ async function expectState(app: FastifyInstance, name: string, state: Awaited<Re
   expect(again.json()).toMatchObject({ version: '1.0.1', created: false });
   const audit = await app.inject({ url: '/audit', headers: adminAuth });
   expect(
-    audit.json().items.filter((item: { skill: string; action: string }) => item.skill === name && item.action === 'publish'),
+    audit
+      .json()
+      .items.filter(
+        (item: { skill: string; action: string }) => item.skill === name && item.action === 'publish',
+      ),
   ).toHaveLength(2);
 }
 

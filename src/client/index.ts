@@ -91,6 +91,22 @@ export interface TokenSummary {
   lastUsedAt: string | null;
 }
 
+export interface TagMoveResult {
+  name: string;
+  tag: string;
+  version: string;
+  previous: string | null;
+}
+
+export interface YankResult {
+  name: string;
+  version: string;
+  yanked: true;
+  alreadyYanked: boolean;
+  /** The version latest points at now. */
+  latest: string | null;
+}
+
 export interface Selector {
   version?: string;
   tag?: string;
@@ -119,12 +135,14 @@ export interface ClientOptions {
   fetch?: typeof fetch;
   /** Extra headers on every request (e.g. a user agent). */
   headers?: Record<string, string>;
+  /** How many GET answers to keep for revalidation (least recently used are dropped). Default 256; 0 disables. */
+  cacheSize?: number;
 }
 
 interface CachedResponse {
   etag: string;
   status: number;
-  contentType: string;
+  headers: [string, string][];
   body: Uint8Array;
 }
 
@@ -134,6 +152,7 @@ export interface Fetched<T> {
   etag?: string;
   /** true when the server answered 304 and the cached copy was used. */
   fromCache: boolean;
+  /** The answer's headers; after a 304, the cached answer's headers updated with the 304's. */
   headers: Headers;
 }
 
@@ -161,10 +180,17 @@ export class SkillRegistryClient {
   private readonly base: string;
   private readonly fetchImpl: typeof fetch;
   private readonly cache = new Map<string, CachedResponse>();
+  private readonly cacheSize: number;
 
   constructor(private readonly options: ClientOptions) {
     this.base = options.url.replace(/\/+$/, '');
     this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.cacheSize = options.cacheSize ?? 256;
+  }
+
+  /** Forgets every cached answer: the next reads are unconditional. */
+  clearCache(): void {
+    this.cache.clear();
   }
 
   // ---- layer 1 -------------------------------------------------------------------------------
@@ -260,7 +286,7 @@ export class SkillRegistryClient {
         json: { version },
       },
     );
-    return (await response.json()) as { name: string; tag: string; version: string; previous: string | null };
+    return (await response.json()) as TagMoveResult;
   }
 
   async yank(name: string, version: string) {
@@ -268,7 +294,7 @@ export class SkillRegistryClient {
       'DELETE',
       `/skills/${encodeURIComponent(name)}/versions/${encodeURIComponent(version)}`,
     );
-    return (await response.json()) as { name: string; version: string; yanked: true; latest: string | null };
+    return (await response.json()) as YankResult;
   }
 
   async createToken(input: { name: string; scopes: TokenSummary['scopes']; expiresInDays?: number }) {
@@ -297,18 +323,27 @@ export class SkillRegistryClient {
     const cached = this.cache.get(path);
     const headers: Record<string, string> = cached ? { 'if-none-match': cached.etag } : {};
     const response = await this.request('GET', path, { headers, allowNotModified: true });
-    if (response.status === 304 && cached) {
-      return { value: cached.body, etag: cached.etag, fromCache: true, headers: response.headers };
+    if (response.status === 304) {
+      if (!cached) throw new RegistryError(304, notModifiedWithoutCache(path));
+      // Most recently used last, so the oldest entries are the ones dropped.
+      this.cache.delete(path);
+      this.cache.set(path, cached);
+      const merged = new Headers(cached.headers);
+      response.headers.forEach((value, key) => merged.set(key, value));
+      return { value: cached.body, etag: cached.etag, fromCache: true, headers: merged };
     }
     const body = new Uint8Array(await response.arrayBuffer());
     const etag = response.headers.get('etag') ?? undefined;
-    if (etag) {
-      this.cache.set(path, {
-        etag,
-        status: response.status,
-        contentType: response.headers.get('content-type') ?? '',
-        body,
-      });
+    if (etag && this.cacheSize > 0) {
+      this.cache.delete(path);
+      this.cache.set(path, { etag, status: response.status, headers: [...response.headers], body });
+      while (this.cache.size > this.cacheSize) {
+        const oldest = this.cache.keys().next().value;
+        if (oldest === undefined) break;
+        this.cache.delete(oldest);
+      }
+    } else {
+      this.cache.delete(path);
     }
     return { value: body, etag, fromCache: false, headers: response.headers };
   }
@@ -338,6 +373,15 @@ export class SkillRegistryClient {
     if (response.ok || (init.allowNotModified && response.status === 304)) return response;
     throw new RegistryError(response.status, await problemOf(response));
   }
+}
+
+function notModifiedWithoutCache(path: string): Problem {
+  return {
+    type: 'about:blank',
+    title: 'Not Modified',
+    status: 304,
+    detail: `the registry answered 304 to GET ${path} although nothing was cached for it`,
+  };
 }
 
 async function problemOf(response: Response): Promise<Problem> {

@@ -11,6 +11,15 @@ import semver from 'semver';
 import { z } from 'zod';
 import { AppError } from '../errors.js';
 import type { Repositories } from '../http/plugins/registry-context.js';
+import { isModelInvocable } from '../render/prompt.js';
+import {
+  FILE_PATH_DESCRIPTION,
+  LOAD_SKILL_DESCRIPTION,
+  LOAD_SKILL_TOOL,
+  READ_SKILL_FILE_DESCRIPTION,
+  READ_SKILL_FILE_TOOL,
+  SKILL_VERSION_DESCRIPTION,
+} from '../render/tools.js';
 import type { CatalogueItem, VersionRecord, VersionSelector } from '../storage/skills-repository.js';
 
 /** What the MCP server needs from the app: `createMcpServer(app)` works, so does a hand-made object. */
@@ -44,24 +53,17 @@ export const LIST_SKILLS_DESCRIPTION =
   'Use it to find a skill that fits the task at hand, then call load_skill with its name. ' +
   '`q` searches names and descriptions; `tag` lists the versions a dist-tag (such as stable or beta) points at instead of latest.';
 
-export const LOAD_SKILL_DESCRIPTION =
-  'Load the full instructions (the SKILL.md body) of an Agent Skill by name. Call this before starting a task ' +
-  "that matches a skill's description and follow the instructions it returns. The answer starts with a short header " +
-  'naming the version and the bundled files (scripts, references, assets) that can be read with read_skill_file. ' +
-  'Loads the latest version unless `version` names an exact version (1.2.0) or a dist-tag (stable).';
+/** The shared load_skill text (GET /tools says the same), plus what is particular to MCP. */
+export const MCP_LOAD_SKILL_DESCRIPTION = `${LOAD_SKILL_DESCRIPTION} Over MCP, the available skills are those list_skills returns. The answer begins with a short header naming the version loaded and the bundled files; \`version\` also accepts a dist-tag such as stable.`;
 
-export const READ_SKILL_FILE_DESCRIPTION =
-  'Read one file bundled with an Agent Skill (a script, reference document, template or asset), by the path load_skill ' +
-  'listed or the SKILL.md instructions mention, such as references/api.md. Text files come back as text, images as ' +
-  'images, other binary files as a base64 resource. Reads the latest version unless `version` is given; pass the ' +
-  'version load_skill reported to read files of that same version.';
+export const MCP_READ_SKILL_FILE_DESCRIPTION = `${READ_SKILL_FILE_DESCRIPTION} Text files come back as text, images as images, other binary files as a base64 resource. Pass the version load_skill reported to read the files of that same version.`;
 
 const versionArgument = z
   .string()
   .min(1)
   .max(256)
   .optional()
-  .describe('Exact version (e.g. 1.2.0) or dist-tag (e.g. stable); default latest');
+  .describe(`${SKILL_VERSION_DESCRIPTION}; a dist-tag such as stable also works`);
 
 /**
  * One MCP server over the registry. Built per request (stateless Streamable HTTP): it holds no state
@@ -86,7 +88,9 @@ export function createMcpServer(deps: McpServerDependencies): McpServer {
       deps.log?.error({ err: error }, 'MCP tool failed');
       return {
         isError: true,
-        content: [{ type: 'text', text: 'the registry could not answer (an unexpected error); try again shortly' }],
+        content: [
+          { type: 'text', text: 'the registry could not answer (an unexpected error); try again shortly' },
+        ],
       };
     }
   }
@@ -109,8 +113,9 @@ export function createMcpServer(deps: McpServerDependencies): McpServer {
     async ({ q, tag }) =>
       toolResult(async () => {
         const { items, truncated } = await catalogue(deps, { q, tag });
+        // Skills only a person may invoke are not offered to the model (see userInvocable below).
         const listed = items
-          .filter((item) => modelInvocable(item.frontmatter))
+          .filter((item) => isModelInvocable(item.frontmatter))
           .map(({ name, description, version }) => ({ name, description, version }));
         return {
           content: [{ type: 'text', text: renderCatalogue(listed, truncated, { q, tag }) }],
@@ -120,10 +125,10 @@ export function createMcpServer(deps: McpServerDependencies): McpServer {
   );
 
   server.registerTool(
-    'load_skill',
+    LOAD_SKILL_TOOL,
     {
       title: 'Load a skill',
-      description: LOAD_SKILL_DESCRIPTION,
+      description: MCP_LOAD_SKILL_DESCRIPTION,
       inputSchema: {
         name: z.string().min(1).max(256).describe('Skill name, as list_skills gives it'),
         version: versionArgument,
@@ -145,17 +150,13 @@ export function createMcpServer(deps: McpServerDependencies): McpServer {
   );
 
   server.registerTool(
-    'read_skill_file',
+    READ_SKILL_FILE_TOOL,
     {
       title: 'Read a bundled file',
-      description: READ_SKILL_FILE_DESCRIPTION,
+      description: MCP_READ_SKILL_FILE_DESCRIPTION,
       inputSchema: {
         name: z.string().min(1).max(256).describe('Skill name'),
-        path: z
-          .string()
-          .min(1)
-          .max(1024)
-          .describe('Path of the file inside the skill, e.g. references/api.md or scripts/fill.py'),
+        path: z.string().min(1).max(1024).describe(FILE_PATH_DESCRIPTION),
         version: versionArgument,
       },
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
@@ -191,7 +192,10 @@ export function createMcpServer(deps: McpServerDependencies): McpServer {
     try {
       const page = await skills.catalogue({ q: value.trim() || undefined, limit: 100 });
       const names = page.items.map((item) => item.name);
-      return [...names.filter((name) => name.startsWith(value)), ...names.filter((name) => !name.startsWith(value))];
+      return [
+        ...names.filter((name) => name.startsWith(value)),
+        ...names.filter((name) => !name.startsWith(value)),
+      ];
     } catch {
       return [];
     }
@@ -205,7 +209,8 @@ export function createMcpServer(deps: McpServerDependencies): McpServer {
     }),
     {
       title: 'Skill instructions (SKILL.md)',
-      description: 'The full SKILL.md of the latest version of a skill: YAML frontmatter and Markdown instructions.',
+      description:
+        'The full SKILL.md of the latest version of a skill: YAML frontmatter and Markdown instructions.',
       mimeType: 'text/markdown',
     },
     async (uri, variables) => readResource(deps, uri, variables),
@@ -226,23 +231,13 @@ export function createMcpServer(deps: McpServerDependencies): McpServer {
 }
 
 /**
- * Claude Code's `disable-model-invocation: true` means only a person may invoke the skill, so the
- * model-facing list_skills leaves it out. Loading it by its exact name still works, as GET /content does.
- */
-export function modelInvocable(frontmatter: Record<string, unknown>): boolean {
-  return !isTrue(frontmatter['disable-model-invocation']);
-}
-
-/**
- * `user-invocable: false` hides a skill from people (menus); resources are what an application shows
- * people to pick from, so the resource list leaves those out, and keeps the model-only ones.
+ * Who may see a skill, following Claude Code's flags: tools are model-facing, so list_skills leaves out
+ * `disable-model-invocation: true` (loading it by its exact name still works, as GET /content does: a
+ * person asked for it). Resources are what an application shows people to pick from, so the resource
+ * list keeps those and leaves out `user-invocable: false` (model-only background skills) instead.
  */
 export function userInvocable(frontmatter: Record<string, unknown>): boolean {
   return !isFalse(frontmatter['user-invocable']);
-}
-
-function isTrue(value: unknown): boolean {
-  return value === true || (typeof value === 'string' && value.trim().toLowerCase() === 'true');
 }
 
 function isFalse(value: unknown): boolean {
@@ -310,7 +305,8 @@ function loadHeader(record: VersionRecord, files: { path: string; size: number }
       `Bundled files (read one with read_skill_file {"name": "${record.name}", "path": "<path>", "version": "${record.version}"}):`,
     );
     for (const file of files.slice(0, MAX_FILES_IN_HEADER)) lines.push(`- ${file.path} (${file.size} bytes)`);
-    if (files.length > MAX_FILES_IN_HEADER) lines.push(`- ... and ${files.length - MAX_FILES_IN_HEADER} more`);
+    if (files.length > MAX_FILES_IN_HEADER)
+      lines.push(`- ... and ${files.length - MAX_FILES_IN_HEADER} more`);
   }
   lines.push('The instructions of the skill follow.');
   return lines.join('\n');
@@ -320,17 +316,15 @@ function normalisePath(path: string): string {
   return path.trim().replace(/^(\.\/|\/)+/, '');
 }
 
+const TEXT_TYPES = /^(text\/|application\/(json|xml|yaml|x-yaml|javascript|x-sh|toml)|image\/svg\+xml)/;
+
 /** Text when the bytes are UTF-8 without NUL (whatever the extension), else binary with a content type. */
 function classify(path: string, bytes: Uint8Array): { mimeType: string; text?: string } {
   const looked = mime.lookup(path) || undefined;
-  if (!looked || !IMAGE_TYPES.has(looked)) {
-    const text = decodeText(bytes);
-    if (text !== undefined) {
-      const textual = looked && /^(text\/|application\/(json|xml|yaml|x-yaml|javascript|x-sh|toml)|image\/svg)/;
-      return { mimeType: textual && textual.test(looked) ? looked : 'text/plain', text };
-    }
-  }
-  return { mimeType: looked ?? 'application/octet-stream' };
+  if (looked && IMAGE_TYPES.has(looked)) return { mimeType: looked };
+  const text = decodeText(bytes);
+  if (text === undefined) return { mimeType: looked ?? 'application/octet-stream' };
+  return { mimeType: looked && TEXT_TYPES.test(looked) ? looked : 'text/plain', text };
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -392,14 +386,20 @@ async function readResource(
     name = decodeURIComponent(variable('name'));
     path = variables.path === undefined ? SKILL_MD : decodeURIComponent(variable('path'));
   } catch {
-    throw new ResourceError(INVALID_PARAMS, `resource URI ${href} is not correctly percent-encoded`, { uri: href });
+    throw new ResourceError(INVALID_PARAMS, `resource URI ${href} is not correctly percent-encoded`, {
+      uri: href,
+    });
   }
   try {
     const record = await skills.resolve(name, {});
     const file = await skills.readFile(record, path);
     if (path === SKILL_MD) loads.record(record.name);
-    const kind = path === SKILL_MD ? { mimeType: 'text/markdown', text: decodeText(file.bytes) } : classify(path, file.bytes);
-    if (kind.text !== undefined) return { contents: [{ uri: href, mimeType: kind.mimeType, text: kind.text }] };
+    const kind =
+      path === SKILL_MD
+        ? { mimeType: 'text/markdown', text: decodeText(file.bytes) }
+        : classify(path, file.bytes);
+    if (kind.text !== undefined)
+      return { contents: [{ uri: href, mimeType: kind.mimeType, text: kind.text }] };
     return {
       contents: [{ uri: href, mimeType: kind.mimeType, blob: Buffer.from(file.bytes).toString('base64') }],
     };
@@ -411,8 +411,12 @@ async function readResource(
       throw new ResourceError(INVALID_PARAMS, error.message, { uri: href, ...error.extensions });
     }
     deps.log?.error({ err: error }, 'MCP resource read failed');
-    throw new ResourceError(INTERNAL_ERROR, 'the registry could not answer (an unexpected error); try again shortly', {
-      uri: href,
-    });
+    throw new ResourceError(
+      INTERNAL_ERROR,
+      'the registry could not answer (an unexpected error); try again shortly',
+      {
+        uri: href,
+      },
+    );
   }
 }

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * Claude Code's argument substitution for skill bodies (layer 2), so a remote agent gets the same text
  * a local `/skill-name args...` invocation would:
@@ -71,7 +73,9 @@ export function declaredArgumentNames(frontmatter: Record<string, unknown> | und
         ? declared.map((entry) =>
             typeof entry === 'string'
               ? entry
-              : typeof entry === 'object' && entry !== null && typeof (entry as { name?: unknown }).name === 'string'
+              : typeof entry === 'object' &&
+                  entry !== null &&
+                  typeof (entry as { name?: unknown }).name === 'string'
                 ? (entry as { name: string }).name
                 : '',
           )
@@ -94,23 +98,26 @@ export function substituteArguments(
   if (argumentString === undefined) return body;
   const args = splitArguments(argumentString);
   const names = [...(options.names ?? [])].sort((a, b) => b.length - a.length);
-  const named = names.length > 0 ? `|\\$(${names.map(escapeRegExp).join('|')})(?![A-Za-z0-9_])` : '';
+  const named = names.length > 0 ? `|\\$(?<name>${names.map(escapeRegExp).join('|')})(?![A-Za-z0-9_])` : '';
   // Order matters: $ARGUMENTS[N] before $ARGUMENTS, and $N only when no word character follows.
-  const pattern = new RegExp(`\\$ARGUMENTS\\[(\\d+)\\]|\\$ARGUMENTS|\\$(\\d+)(?![A-Za-z0-9_])${named}`, 'g');
+  const pattern = new RegExp(
+    `\\$ARGUMENTS\\[(?<bracket>\\d+)\\]|\\$ARGUMENTS|\\$(?<short>\\d+)(?![A-Za-z0-9_])${named}`,
+    'g',
+  );
   let substituted = false;
-  const result = body.replace(pattern, (_match, bracket?: string, short?: string, name?: string) => {
+  const result = body.replace(pattern, (...match: unknown[]) => {
     substituted = true;
-    const index =
-      bracket !== undefined
-        ? Number(bracket)
-        : short !== undefined
-          ? Number(short)
-          : name !== undefined
-            ? (options.names ?? []).indexOf(name)
-            : -1;
-    if (bracket === undefined && short === undefined && name === undefined) return argumentString;
-    return args[index] ?? '';
+    const groups = match[match.length - 1] as { bracket?: string; short?: string; name?: string };
+    const index = groups.bracket ?? groups.short;
+    if (index !== undefined) return args[Number(index)] ?? '';
+    if (groups.name !== undefined) return args[(options.names ?? []).indexOf(groups.name)] ?? '';
+    return argumentString;
   });
   if (substituted || argumentString === '') return result;
   return `${body}\n\nARGUMENTS: ${argumentString}`;
+}
+
+/** A short, URL- and ETag-safe fingerprint of an argument string, to keep substituted renderings apart. */
+export function argumentsFingerprint(argumentString: string): string {
+  return createHash('sha256').update(argumentString).digest('base64url').slice(0, 16);
 }

@@ -97,7 +97,7 @@ export function skillLocation(baseUrl: string, name: string, tag?: string): stri
 }
 
 function instructions(style: PromptStyle): string {
-  const location = style === 'xml' ? 'its <location> URL' : 'its location URL';
+  const location = style === 'xml' ? "the skill's <location> URL" : "the skill's location URL";
   return [
     "The skills below are packaged instructions for specific tasks. A skill is not a tool: never call a skill's name as a tool.",
     `When a task matches a skill's description, first call the ${LOAD_SKILL_TOOL} tool with the skill's name (${LOAD_SKILL_TOOL} {"name": "<skill name>"}), then follow the instructions it returns; read any file they mention with ${READ_SKILL_FILE_TOOL}. Without these tools, fetch ${location} instead.`,
@@ -184,7 +184,10 @@ function dropOrder(skills: readonly PromptSkill[], entryTokens: readonly number[
  * whole skills are dropped until the fragment, instructions and omitted line included, counts at most
  * `budget` tokens; a budget below what the fragment needs with every skill dropped is refused.
  */
-export function buildPrompt(skills: readonly PromptSkill[], options: PromptOptions & { budget?: number }): PromptResult {
+export function buildPrompt(
+  skills: readonly PromptSkill[],
+  options: PromptOptions & { budget?: number },
+): PromptResult {
   const entries = skills.map((skill) => renderEntry(skill, options));
   const entryTokens = entries.map((entry) => countTokens(entry));
   const result = (kept: readonly boolean[], listed?: number): PromptResult => {
@@ -254,6 +257,13 @@ export function buildPrompt(skills: readonly PromptSkill[], options: PromptOptio
   throw new PromptBudgetError(budget, result(kept, 0).tokens);
 }
 
-function withOmitted(result: PromptResult, dropped: readonly number[], skills: readonly PromptSkill[]): PromptResult {
-  return { ...result, omitted: dropped.map((index) => ({ name: skills[index]!.name, reason: 'budget' as const })) };
+function withOmitted(
+  result: PromptResult,
+  dropped: readonly number[],
+  skills: readonly PromptSkill[],
+): PromptResult {
+  return {
+    ...result,
+    omitted: dropped.map((index) => ({ name: skills[index]!.name, reason: 'budget' as const })),
+  };
 }

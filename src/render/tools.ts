@@ -27,12 +27,12 @@ export const FILE_PATH_DESCRIPTION =
 export const MAX_ENUM_NAMES = 250;
 
 /** A JSON Schema object (draft 2020-12 subset that both providers accept). */
-export interface JsonSchemaObject {
+export type JsonSchemaObject = {
   type: 'object';
   properties: Record<string, Record<string, unknown>>;
   required: string[];
   additionalProperties: false;
-}
+};
 
 /** A provider-neutral tool: what MCP's tools/list and the provider renderings are built from. */
 export interface ToolDefinition {
@@ -80,7 +80,10 @@ export function skillTools(names: readonly string[], options: ToolOptions = {}):
       inputSchema: {
         type: 'object',
         properties: {
-          name: { type: 'string', description: 'Name of the skill the file belongs to, as passed to load_skill' },
+          name: {
+            type: 'string',
+            description: 'Name of the skill the file belongs to, as passed to load_skill',
+          },
           path: { type: 'string', description: FILE_PATH_DESCRIPTION },
         },
         required: ['name', 'path'],

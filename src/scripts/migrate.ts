@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from '../config.js';
 import { openDatabase } from '../db/client.js';
+import { isEntryPoint } from '../entry-point.js';
 
 /**
  * Applies pending migrations (`npm run db:migrate`, `skillreg migrate`). Safe to run from many replicas
@@ -20,7 +21,7 @@ export async function runMigrations(
   log(`migrations applied (${config.databaseUrl ? 'postgres' : `pglite:${config.dataDir}`})`);
 }
 
-const isMain = process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/'));
+const isMain = isEntryPoint(import.meta.url);
 if (isMain) {
   runMigrations().catch((error) => {
     process.stderr.write(

@@ -1,4 +1,4 @@
-import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { BundleError, type BundleFile } from '../bundle/types.js';
 
@@ -20,6 +20,7 @@ function isInside(root: string, candidate: string): boolean {
  * the folder (monorepos share files that way) and refused otherwise; link cycles are cut.
  */
 export async function readSkillFolder(root: string): Promise<BundleFile[]> {
+  await requireFolder(root, 'the folder that holds SKILL.md');
   const realRoot = await realpath(root);
   const files: BundleFile[] = [];
   const visiting = new Set<string>();
@@ -60,30 +61,46 @@ export async function readSkillFolder(root: string): Promise<BundleFile[]> {
     visiting.delete(real);
   }
 
-  const rootStats = await lstat(root);
-  if (!rootStats.isDirectory() && !rootStats.isSymbolicLink()) {
-    throw new BundleError(400, 'Bad Request', `${root} is not a folder`, [
-      { path: root, detail: `${root} is not a folder; pass the folder that holds SKILL.md` },
-    ]);
-  }
   await walk(root, '');
   return files;
 }
 
+/** Refuses a root that is missing or not a folder with a sentence instead of an ENOENT stack. */
+async function requireFolder(root: string, what: string): Promise<void> {
+  const stats = await stat(root).catch(() => undefined);
+  if (stats?.isDirectory()) return;
+  const detail = stats
+    ? `${root} is not a folder; pass ${what}`
+    : `${root} does not exist (or is a broken link); pass ${what}`;
+  throw new BundleError(400, 'Bad Request', detail, [{ path: root, detail }]);
+}
+
 /**
  * Every skill folder below root: a folder holding SKILL.md is one skill (its subfolders belong to it
- * and are not searched for more). Hidden folders such as .claude/skills and .agents/skills are searched.
+ * and are not searched for more). Hidden folders such as .claude/skills and .agents/skills are searched;
+ * .git, node_modules and other SKIPPED_DIRS are not. Symbolic links to folders are followed when they
+ * stay inside root (a repository often links .claude/skills/x to skills/x): each real folder is
+ * reported once, under the first path found in sorted order, and link cycles are cut.
  */
 export async function findSkillFolders(root: string): Promise<string[]> {
+  await requireFolder(root, 'a skill folder or a folder containing skill folders');
+  const realRoot = await realpath(root);
   const found: string[] = [];
+  const seen = new Set<string>();
   async function walk(dir: string): Promise<void> {
+    const real = await realpath(dir).catch(() => undefined);
+    if (!real || seen.has(real) || !isInside(realRoot, real)) return;
+    seen.add(real);
     const entries = await readdir(dir, { withFileTypes: true });
     if (entries.some((entry) => entry.name === 'SKILL.md' && (entry.isFile() || entry.isSymbolicLink()))) {
       found.push(dir);
       return;
     }
-    for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      if (entry.isDirectory() && !SKIPPED_DIRS.has(entry.name)) await walk(path.join(dir, entry.name));
+    for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      if (SKIPPED_DIRS.has(entry.name)) continue;
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) await walk(full);
+      else if (entry.isSymbolicLink() && (await stat(full).catch(() => undefined))?.isDirectory()) await walk(full);
     }
   }
   await walk(root);

@@ -9,13 +9,20 @@ export class LoadRecorder {
   private pending = new Map<string, { count: number; at: Date }>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
+  private readonly listeners: ((name: string) => void)[] = [];
 
   constructor(
     private readonly db: Db,
     private readonly intervalMs = 2_000,
   ) {}
 
+  /** Calls `listener` on every recorded load, as it happens (the metrics plugin counts loads per skill). */
+  onRecord(listener: (name: string) => void): void {
+    this.listeners.push(listener);
+  }
+
   record(name: string): void {
+    for (const listener of this.listeners) listener(name);
     const entry = this.pending.get(name);
     if (entry) {
       entry.count += 1;

@@ -542,7 +542,8 @@ export class SkillsRepository {
         );
       }
       if (row.yankedAt) {
-        const tags = await this.distTags(skillId);
+        // Inside the transaction, through tx: on PGlite (one connection) this.db would wait for it forever.
+        const tags = await this.distTagsIn(tx, skillId);
         return { alreadyYanked: true, latest: tags[LATEST] ?? null };
       }
       await tx.update(skillVersions).set({ yankedAt: new Date() }).where(eq(skillVersions.id, row.id));
@@ -566,9 +567,9 @@ export class SkillsRepository {
   }
 
   /** The closest existing names to an unknown one, best first. */
-  async closestNames(name: string, limit = 5): Promise<string[]> {
+  async closestNames(name: string, limit = 5, db: Db = this.db): Promise<string[]> {
     const pattern = `%${escapeLike(name)}%`;
-    const rows = await this.db
+    const rows = await db
       .select({ name: skills.name })
       .from(skills)
       .where(
@@ -581,12 +582,13 @@ export class SkillsRepository {
 
   async skillId(name: string, db: Db = this.db): Promise<string> {
     const [row] = await db.select({ id: skills.id }).from(skills).where(eq(skills.name, name));
-    if (!row) throw await this.unknownSkill(name);
+    if (!row) throw await this.unknownSkill(name, db);
     return row.id;
   }
 
-  private async unknownSkill(name: string): Promise<NotFoundError> {
-    const suggestions = await this.closestNames(name);
+  /** `db` is the transaction when there is one: on PGlite a query outside it would wait for it forever. */
+  private async unknownSkill(name: string, db: Db = this.db): Promise<NotFoundError> {
+    const suggestions = await this.closestNames(name, 5, db);
     const hint =
       suggestions.length > 0
         ? ` Did you mean: ${suggestions.join(', ')}?`

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import mime from 'mime-types';
 import { z } from 'zod';
 import { BadRequestError } from '../../errors.js';
+import { argumentsFingerprint, declaredArgumentNames, substituteArguments } from '../../render/arguments.js';
 import { renderSkillXml } from '../../render/skill-content.js';
 import type { VersionSelector } from '../../storage/skills-repository.js';
 import { cacheControlFor, digestEtag, REVALIDATE, replyNotModified, revisionEtag } from '../caching.js';
@@ -123,11 +124,16 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
         tags: ['skills'],
         summary: 'The skill body (layer 2)',
         description:
-          'SKILL.md without its frontmatter, as text/markdown. `format=json` gives name, version, digest, frontmatter, body and files; `format=xml` gives `<skill name="...">body</skill>`.',
+          'SKILL.md without its frontmatter, as text/markdown. `format=json` gives name, version, digest, frontmatter, body and files; `format=xml` gives `<skill name="...">body</skill>`. `arguments=` substitutes `$ARGUMENTS` (the whole string), `$ARGUMENTS[N]` and `$N` (0-based, split shell-style) and names declared in frontmatter `arguments`, as Claude Code does; a body without placeholders gets `ARGUMENTS: <arguments>` appended.',
         operationId: 'getSkillContent',
         params: nameParam,
         querystring: selectorQuery.extend({
           format: z.enum(['markdown', 'json', 'xml']).default('markdown'),
+          arguments: z
+            .string()
+            .max(16_384)
+            .optional()
+            .describe('Arguments for the skill, as typed after /skill-name (quotes group words)'),
         }),
         response: {
           200: z
@@ -150,13 +156,18 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request, reply) => {
       const selector = selectorOf(request.query);
       const record = await skills.resolve(request.params.name, selector);
-      const { format } = request.query;
+      const { format, arguments: argumentString } = request.query;
       // The JSON rendering names the version, and one digest can be published under several versions.
-      const variant = format === 'json' ? `json.${record.version}` : format;
+      const rendering = format === 'json' ? `json.${record.version}` : format;
+      const variant =
+        argumentString === undefined ? rendering : `${rendering}.a${argumentsFingerprint(argumentString)}`;
       if (replyNotModified(request, reply, digestEtag(record.digest, variant), cacheControlFor(selector)))
         return reply;
       reply.header('x-skill-version', record.version);
       app.repositories.loads.record(record.name);
+      const body = substituteArguments(record.body, argumentString, {
+        names: declaredArgumentNames(record.frontmatter),
+      });
       if (format === 'json') {
         const files = await skills.files(record.id);
         return {
@@ -164,13 +175,13 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
           version: record.version,
           digest: record.digest,
           frontmatter: record.frontmatter,
-          body: record.body,
+          body,
           files: files.map(({ path, size, digest }) => ({ path, size, digest: `sha256:${digest}` })),
         };
       }
       if (format === 'xml')
-        return reply.type('application/xml; charset=utf-8').send(renderSkillXml(record.name, record.body));
-      return reply.type('text/markdown; charset=utf-8').send(record.body);
+        return reply.type('application/xml; charset=utf-8').send(renderSkillXml(record.name, body));
+      return reply.type('text/markdown; charset=utf-8').send(body);
     },
   );
 

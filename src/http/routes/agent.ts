@@ -1,0 +1,189 @@
+import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  buildPrompt,
+  type PromptResult,
+  type SkillSelection,
+  selectAgentSkills,
+} from '../../render/prompt.js';
+import { anthropicTools, openAiTools } from '../../render/tools.js';
+import { REVALIDATE, replyNotModified, revisionEtag } from '../caching.js';
+import { problemResponses } from '../problem.js';
+
+/** `name` may repeat (?name=a&name=b) or hold a comma-separated list; skill names never contain commas. */
+const namesQuery = z
+  .union([z.string().max(4000), z.array(z.string().max(4000)).max(500)])
+  .optional()
+  .transform((value) =>
+    value === undefined
+      ? undefined
+      : (Array.isArray(value) ? value : [value])
+          .flatMap((entry) => entry.split(','))
+          .map((entry) => entry.trim())
+          .filter(Boolean),
+  )
+  .describe('Only these skills; repeat the parameter (name=a&name=b) or separate with commas');
+
+const selectionQuery = z.object({
+  name: namesQuery,
+  tag: z.string().max(64).optional().describe('Dist-tag whose versions are listed (default latest)'),
+  q: z.string().max(200).optional().describe('Full-text search over names and descriptions'),
+});
+
+const omittedSchema = z.object({
+  name: z.string(),
+  reason: z
+    .enum(['budget', 'not-found', 'model-invocation-disabled'])
+    .describe(
+      'budget: dropped to fit budget= (the fragment names it); not-found: a name= with no current version under the tag; model-invocation-disabled: disable-model-invocation is true',
+    ),
+});
+
+const promptJsonSchema = z.object({
+  prompt: z.string().describe('The fragment in the xml layout, ready to append to a system message'),
+  tokens: z.number().int().describe('Tokens of prompt (o200k_base)'),
+  included: z.array(
+    z.object({
+      name: z.string(),
+      version: z.string(),
+      location: z.string().describe('Absolute URL of the skill body (layer 2)'),
+      tokens: z.object({
+        entry: z.number().int().describe('Tokens this skill adds to the fragment'),
+        body: z.number().int().describe('Tokens of its body, once loaded'),
+      }),
+    }),
+  ),
+  omitted: z.array(omittedSchema),
+});
+
+const jsonSchemaObject = z.record(z.string(), z.unknown()).describe('JSON Schema of the tool input');
+
+const anthropicToolSchema = z.object({
+  name: z.string(),
+  description: z.string(),
+  input_schema: jsonSchemaObject,
+});
+
+const openAiToolSchema = z.object({
+  type: z.literal('function'),
+  function: z.object({
+    name: z.string(),
+    description: z.string(),
+    parameters: jsonSchemaObject,
+    strict: z.boolean().optional(),
+  }),
+});
+
+/** The base of absolute links: SKILLREG_PUBLIC_URL, else what the client called (proxy headers honoured). */
+export function publicBaseUrl(request: FastifyRequest, publicUrl: string | undefined): string {
+  return publicUrl ?? `${request.protocol}://${request.host}`;
+}
+
+function selectionOf(query: { name?: string[]; tag?: string; q?: string }): SkillSelection {
+  return { names: query.name, tag: query.tag, q: query.q?.trim() || undefined };
+}
+
+/** GET /prompt and GET /tools: what a remote agent needs to use the registry's skills. */
+const agentRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { skills } = app.repositories;
+  const readable = app.authorize('read');
+
+  app.get(
+    '/prompt',
+    {
+      preHandler: readable,
+      schema: {
+        tags: ['agents'],
+        summary: 'System-prompt fragment listing the skills',
+        description:
+          'One string to append to a system message: short instructions (skills are not tools; call `load_skill` with the name before following one) and the selected skills in the `<available_skills>` layout (`format=xml`, default), as a Markdown list (`format=markdown`), or as `{prompt, tokens, included, omitted}` (`format=json`). Each skill carries its absolute content URL. Select with `name` (repeatable), `tag` and `q`. `budget=N` keeps the whole fragment within N tokens (o200k_base), dropping the least recently loaded skills first (then the longest) and naming them. Skills with `disable-model-invocation: true` are never listed.',
+        operationId: 'getPrompt',
+        querystring: selectionQuery.extend({
+          format: z.enum(['xml', 'markdown', 'json']).default('xml'),
+          budget: z.coerce
+            .number()
+            .int()
+            .min(1)
+            .max(10_000_000)
+            .optional()
+            .describe('Largest size of the whole fragment in tokens (o200k_base)'),
+        }),
+        response: {
+          200: z
+            .union([z.string().describe('text/plain (xml layout) or text/markdown'), promptJsonSchema])
+            .describe('The fragment in the requested format'),
+          ...problemResponses(400, 401, 403),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { format, budget } = request.query;
+      const selection = selectionOf(request.query);
+      const baseUrl = publicBaseUrl(request, app.config.publicUrl);
+      const [revision, loads] = await Promise.all([
+        skills.revision(),
+        // Which skills a budget drops depends on recent loads, which do not bump the revision.
+        budget === undefined ? Promise.resolve(null) : skills.loadsFingerprint(),
+      ]);
+      const etag = revisionEtag(revision, 'prompt', format, selection, budget ?? null, baseUrl, loads);
+      if (replyNotModified(request, reply, etag, REVALIDATE)) return reply;
+      const selected = await selectAgentSkills(skills, selection);
+      const style = format === 'markdown' ? 'markdown' : 'xml';
+      let result: PromptResult;
+      try {
+        result = buildPrompt(selected.skills, { style, baseUrl, tag: selection.tag, budget });
+      } catch (error) {
+        // A refusal must not carry the validators of the representation it failed to produce.
+        reply.removeHeader('etag');
+        reply.removeHeader('cache-control');
+        throw error;
+      }
+      if (format === 'json') return { ...result, omitted: [...result.omitted, ...selected.omitted] };
+      reply.header('x-prompt-tokens', String(result.tokens));
+      return reply
+        .type(style === 'markdown' ? 'text/markdown; charset=utf-8' : 'text/plain; charset=utf-8')
+        .send(result.prompt);
+    },
+  );
+
+  app.get(
+    '/tools',
+    {
+      preHandler: readable,
+      schema: {
+        tags: ['agents'],
+        summary: 'Tool definitions for loading skills',
+        description:
+          "`load_skill {name, version?}` and `read_skill_file {name, path}`, ready to pass to a model API: `provider=anthropic` (`[{name, description, input_schema}]`, default) or `provider=openai` (Chat Completions `[{type: 'function', function: {name, description, parameters, strict}}]`). The `name` of load_skill is an enum of the selected skills (same selection as GET /prompt, without skills that disable model invocation; left out above 250 skills). `strict=true` (default for openai) makes every property required, `version` nullable, as OpenAI's strict mode needs.",
+        operationId: 'getTools',
+        querystring: selectionQuery.extend({
+          provider: z.enum(['anthropic', 'openai']).default('anthropic'),
+          strict: z
+            .enum(['true', 'false'])
+            .default('true')
+            .transform((value) => value === 'true')
+            .describe('openai only: strict-mode schemas (default true)'),
+        }),
+        response: {
+          200: z
+            .union([z.array(anthropicToolSchema), z.array(openAiToolSchema)])
+            .describe('The tools array for the provider'),
+          ...problemResponses(400, 401, 403),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { provider, strict } = request.query;
+      const selection = selectionOf(request.query);
+      const revision = await skills.revision();
+      const etag = revisionEtag(revision, 'tools', provider, provider === 'openai' && strict, selection);
+      if (replyNotModified(request, reply, etag, REVALIDATE)) return reply;
+      const { skills: selected } = await selectAgentSkills(skills, selection);
+      const names = selected.map((skill) => skill.name);
+      return provider === 'openai' ? openAiTools(names, { strict }) : anthropicTools(names);
+    },
+  );
+};
+
+export default agentRoutes;

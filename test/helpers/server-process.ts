@@ -1,0 +1,171 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface Dockerfile {
+  /** Instructions of every stage, continuation lines joined, comments dropped. */
+  instructions: { keyword: string; args: string }[];
+  /** Instructions of the last stage (the image that runs). */
+  runtime: { keyword: string; args: string }[];
+  /** The runtime stage's CMD, exec form. */
+  cmd: string[];
+  /** The HEALTHCHECK's command, exec form. */
+  healthcheck: string[];
+  healthcheckOptions: string;
+  /** ENV of the runtime stage. */
+  env: Record<string, string>;
+}
+
+/** Reads the repository's Dockerfile: enough of the syntax to check what the image runs. */
+export function readDockerfile(file = path.join(REPO_ROOT, 'Dockerfile')): Dockerfile {
+  const logical: string[] = [];
+  let current = '';
+  for (const raw of readFileSync(file, 'utf8').split('\n')) {
+    const line = raw.trimEnd();
+    if (current === '' && /^\s*#/.test(line)) continue;
+    if (/^\s*#/.test(line)) continue; // comment lines inside a continuation are dropped too
+    if (line.endsWith('\\')) {
+      current += `${line.slice(0, -1)} `;
+      continue;
+    }
+    current += line;
+    if (current.trim()) logical.push(current.trim());
+    current = '';
+  }
+  const instructions = logical.map((line) => {
+    const match = /^(\S+)\s*(.*)$/s.exec(line)!;
+    return { keyword: match[1]!.toUpperCase(), args: match[2]!.trim() };
+  });
+  const lastFrom = instructions.map((i) => i.keyword).lastIndexOf('FROM');
+  const runtime = instructions.slice(lastFrom);
+  const execForm = (args: string): string[] => {
+    const parsed: unknown = JSON.parse(args);
+    if (!Array.isArray(parsed) || !parsed.every((item) => typeof item === 'string')) {
+      throw new Error(`not an exec-form array: ${args}`);
+    }
+    return parsed;
+  };
+  const cmds = runtime.filter((i) => i.keyword === 'CMD');
+  const healthchecks = runtime.filter((i) => i.keyword === 'HEALTHCHECK');
+  const healthcheck = /^(.*?)\bCMD\s+(\[.*\])$/s.exec(healthchecks.at(-1)?.args ?? '');
+  const env: Record<string, string> = {};
+  for (const instruction of runtime.filter((i) => i.keyword === 'ENV')) {
+    for (const [, key, value] of instruction.args.matchAll(/([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|\S*)/g)) {
+      env[key!] = value!.replace(/^"(.*)"$/, '$1');
+    }
+  }
+  return {
+    instructions,
+    runtime,
+    cmd: cmds.length ? execForm(cmds.at(-1)!.args) : [],
+    healthcheck: healthcheck ? execForm(healthcheck[2]!) : [],
+    healthcheckOptions: healthcheck?.[1]?.trim() ?? '',
+    env,
+  };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Runs an exec-form command the way the container would (`node` is this Node binary). */
+export function spawnCommand(
+  argv: string[],
+  env: Record<string, string | undefined>,
+): ChildProcess & { output: () => string } {
+  const [command, ...args] = argv;
+  const child = spawn(command === 'node' ? process.execPath : command!, args, {
+    cwd: REPO_ROOT,
+    env: env as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  return Object.assign(child, { output: () => output });
+}
+
+export function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  }
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+}
+
+/** Runs a command to completion and answers its exit code. */
+export async function runToExit(
+  argv: string[],
+  env: Record<string, string | undefined>,
+  timeoutMs = 15_000,
+): Promise<number | null> {
+  const child = spawnCommand(argv, env);
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const { code } = await exitOf(child);
+  clearTimeout(timer);
+  return code;
+}
+
+/** The environment a spawned server gets: this process's, without anything that selects a database. */
+export function baseEnv(overrides: Record<string, string>): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const key of Object.keys(env)) {
+    if (key.startsWith('SKILLREG_') || key === 'DATABASE_URL' || key === 'TEST_DATABASE_URL') delete env[key];
+  }
+  delete env.NODE_OPTIONS; // vitest's own loader options must not leak into the child
+  return { ...env, LOG_LEVEL: 'info', ...overrides };
+}
+
+export async function waitForLive(
+  url: string,
+  child: ChildProcess & { output: () => string },
+  timeoutMs = 90_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) {
+      throw new Error(`server exited with ${child.exitCode} before it was live:\n${child.output()}`);
+    }
+    try {
+      const res = await fetch(`${url}/livez`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`server not live after ${timeoutMs} ms:\n${child.output()}`);
+}
+
+export async function tempDir(prefix: string): Promise<{ path: string; remove: () => Promise<void> }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  return { path: dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** True when a new TCP connection to the port is refused (nothing listens any more). */
+export function connectionRefused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host: '127.0.0.1' });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
+  });
+}
