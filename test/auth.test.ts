@@ -69,6 +69,44 @@ describe('auth on writes', () => {
     expectProblem(yank, 401);
   });
 
+  it('checks the token before reading or validating the body', async () => {
+    // An anonymous caller must not learn the body schema, nor make the server buffer an upload.
+    const invalidJson = await ctx.app.inject({
+      method: 'PUT',
+      url: '/skills/anything/tags/stable',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"version":',
+    });
+    expectProblem(invalidJson, 401);
+    const wrongBody = await ctx.app.inject({
+      method: 'PUT',
+      url: '/skills/anything/tags/stable',
+      payload: {},
+    });
+    expectProblem(wrongBody, 401);
+    const unsupported = await ctx.app.inject({
+      method: 'POST',
+      url: '/skills',
+      headers: { 'content-type': 'image/png' },
+      payload: Buffer.alloc(1024),
+    });
+    expectProblem(unsupported, 401);
+    const tooLarge = await ctx.app.inject({
+      method: 'POST',
+      url: '/skills',
+      headers: { 'content-type': 'application/gzip' },
+      payload: Buffer.alloc(ctx.app.config.bodyLimit + 1),
+    });
+    expectProblem(tooLarge, 401);
+    const badToken = await ctx.app.inject({
+      method: 'POST',
+      url: '/tokens',
+      headers: { authorization: 'Bearer skr_unknown' },
+      payload: { scopes: 'not-an-array' },
+    });
+    expect(expectProblem(badToken, 401).reason).toBe('unknown');
+  });
+
   it('refuses a malformed Authorization header with 401', async () => {
     for (const authorization of ['Basic dXNlcjpwYXNz', 'Bearer', 'Bearer two words', ADMIN_TOKEN]) {
       const res = await publish(ctx.app, bundleOf(uniqueName()), { headers: { authorization } });
@@ -323,6 +361,41 @@ describe('SKILLREG_READ_AUTH=true', () => {
       // publish implies read
       expect((await ctx.app.inject({ url, headers: bearer(ci.secret) })).statusCode, url).toBe(200);
     }
+  });
+
+  it('every operation outside "operations" refuses an anonymous caller, whatever route was added', async () => {
+    const name = uniqueName('enumerated');
+    await publish(
+      ctx.app,
+      files({ 'SKILL.md': skillMd({ name, description: 'x' }), 'references/a.md': '# A\n' }),
+    );
+    const doc = (await ctx.app.inject('/openapi.json')).json() as {
+      paths: Record<string, Record<string, { tags?: string[] }>>;
+    };
+    const params: Record<string, string> = {
+      name,
+      path: 'references/a.md',
+      version: '1.0.0',
+      tag: 'stable',
+      id: '00000000-0000-4000-8000-000000000000',
+    };
+    const checked: string[] = [];
+    for (const [template, item] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        if (!['get', 'post', 'put', 'delete', 'patch'].includes(method)) continue;
+        if (operation.tags?.includes('operations')) continue;
+        const url = template.replace(/\{(\w+)\}/g, (_match, key: string) => params[key] ?? 'x');
+        const res = await ctx.app.inject({
+          method: method.toUpperCase() as 'GET',
+          url,
+          ...(method === 'get' || method === 'delete' ? {} : { payload: {} }),
+        });
+        expect(res.statusCode, `${method.toUpperCase()} ${url}`).toBe(401);
+        checked.push(`${method.toUpperCase()} ${template}`);
+      }
+    }
+    expect(checked).toEqual(expect.arrayContaining(['GET /skills', 'POST /skills', 'GET /tokens']));
+    expect(checked.length).toBeGreaterThanOrEqual(12);
   });
 
   it('keeps /livez and /readyz public', async () => {

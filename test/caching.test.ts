@@ -72,7 +72,10 @@ function readUrls(name: string) {
 describe('ETag and If-None-Match', () => {
   it('every GET with a body has an ETag; sending it back answers 304 with no body', async () => {
     const { name } = await skillWithFiles('etag');
-    for (const url of [...readUrls(name), ...readUrls(name).map((u) => `${u}${u.includes('?') ? '&' : '?'}`)]) {
+    for (const url of [
+      ...readUrls(name),
+      ...readUrls(name).map((u) => `${u}${u.includes('?') ? '&' : '?'}`),
+    ]) {
       const etag = await etagOf(url);
       expect(etag, url).toMatch(/^(W\/)?"[^"]+"$/);
       const res = await expect304(url, etag);
@@ -91,7 +94,12 @@ describe('ETag and If-None-Match', () => {
 
   it('matches the weak form W/"..." and any member of a list; ignores non-matching tags', async () => {
     const { name } = await skillWithFiles('etag-forms');
-    for (const url of [`/skills/${name}/content`, `/skills/${name}/bundle`, '/skills', `/skills/${name}/versions`]) {
+    for (const url of [
+      `/skills/${name}/content`,
+      `/skills/${name}/bundle`,
+      '/skills',
+      `/skills/${name}/versions`,
+    ]) {
       const etag = await etagOf(url);
       const opaque = etag.replace(/^W\//, '');
       await expect304(url, `W/${opaque}`);
@@ -100,7 +108,7 @@ describe('ETag and If-None-Match', () => {
       await expect304(url, `"a","b",${etag}`);
       await expect304(url, `"a", W/${opaque}, "b"`);
       await expect304(url, '*');
-      for (const other of ['"a", "b"', '"nope"', `W/"x${opaque.slice(1)}`, opaque.slice(0, -2) + '"']) {
+      for (const other of ['"a", "b"', '"nope"', `W/"x${opaque.slice(1)}`, `${opaque.slice(0, -2)}"`]) {
         const res = await get(url, other);
         expect(res.statusCode, `${url} with ${other}`).toBe(200);
         expect(res.rawPayload.length).toBeGreaterThan(0);
@@ -114,7 +122,9 @@ describe('ETag and If-None-Match', () => {
       ['', '?format=json', '?format=xml'].map((q) => etagOf(`/skills/${name}/content${q}`)),
     );
     expect(new Set(contentTags).size).toBe(3);
-    const bundleTags = await Promise.all(['', '?format=zip'].map((q) => etagOf(`/skills/${name}/bundle${q}`)));
+    const bundleTags = await Promise.all(
+      ['', '?format=zip'].map((q) => etagOf(`/skills/${name}/bundle${q}`)),
+    );
     expect(new Set(bundleTags).size).toBe(2);
     const fileTags = await Promise.all(
       ['SKILL.md', 'references/api.md'].map((path) => etagOf(`/skills/${name}/files/${path}`)),
@@ -177,7 +187,12 @@ describe('Cache-Control', () => {
 });
 
 describe('writes are visible on the very next request', () => {
-  const watched = (name: string) => ['/skills', '/skills?limit=500', `/skills/${name}/versions`, `/skills/${name}`];
+  const watched = (name: string) => [
+    '/skills',
+    '/skills?limit=500',
+    `/skills/${name}/versions`,
+    `/skills/${name}`,
+  ];
 
   async function snapshot(name: string): Promise<Map<string, string>> {
     const tags = new Map<string, string>();
@@ -197,7 +212,10 @@ describe('writes are visible on the very next request', () => {
   it('after a publish', async () => {
     const { name } = await skillWithFiles('fresh-publish');
     const before = await snapshot(name);
-    const res = await publish(ctx.app, files({ 'SKILL.md': skillMd({ name, description: 'Second version.' }) }));
+    const res = await publish(
+      ctx.app,
+      files({ 'SKILL.md': skillMd({ name, description: 'Second version.' }) }),
+    );
     expect(res.statusCode).toBe(201);
     await expectAllChanged(before);
     expect((await get(`/skills/${name}`)).json().version).toBe('1.0.1');
@@ -250,6 +268,26 @@ describe('writes are visible on the very next request', () => {
     expect(exact.json().yanked).toBe(true);
   });
 
+  it('after an identical republish that moves a tag', async () => {
+    const { name } = await skillWithFiles('fresh-retag');
+    const v1 = files({
+      'SKILL.md': skillMd({ name, description: 'Caching fresh-retag.' }),
+      'references/api.md': '# API\n',
+      'assets/logo.png': Buffer.from([0x89, 0x50, 0x4e, 0x47]),
+    });
+    await publish(ctx.app, files({ 'SKILL.md': skillMd({ name, description: 'Second version.' }) }));
+    const before = await snapshot(name);
+    const stableUrl = '/skills?tag=stable&limit=500';
+    const stableBefore = await etagOf(stableUrl);
+    const res = await publish(ctx.app, v1, { query: 'tag=stable' });
+    expect(res.json()).toMatchObject({ version: '1.0.0', created: false });
+    const stable = await get(stableUrl, stableBefore);
+    expect(stable.statusCode).toBe(200);
+    expect(stable.json().items.map((item: { name: string }) => item.name)).toContain(name);
+    await expectAllChanged(before);
+    expect((await get(`/skills/${name}`)).json().distTags).toEqual({ latest: '1.0.1', stable: '1.0.0' });
+  });
+
   it('not after a refused or idempotent write', async () => {
     const { name } = await skillWithFiles('fresh-noop');
     const before = await snapshot(name);
@@ -262,7 +300,10 @@ describe('writes are visible on the very next request', () => {
       }),
     );
     expect(same.statusCode).toBe(200);
-    const refused = await publish(ctx.app, files({ 'SKILL.md': skillMd({ name, description: 'x'.repeat(2000) }) }));
+    const refused = await publish(
+      ctx.app,
+      files({ 'SKILL.md': skillMd({ name, description: 'x'.repeat(2000) }) }),
+    );
     expect(refused.statusCode).toBe(422);
     for (const [url, etag] of before) await expect304(url, etag);
   });
@@ -288,9 +329,9 @@ describe('representations that share a digest', () => {
 
   it('exact-version metadata changes its ETag when its versions or tags change', async () => {
     const name = uniqueName('meta-exact');
-    expect((await publish(ctx.app, files({ 'SKILL.md': skillMd({ name, description: 'One.' }) }))).statusCode).toBe(
-      201,
-    );
+    expect(
+      (await publish(ctx.app, files({ 'SKILL.md': skillMd({ name, description: 'One.' }) }))).statusCode,
+    ).toBe(201);
     const before = await etagOf(`/skills/${name}?version=1.0.0`);
     await publish(ctx.app, files({ 'SKILL.md': skillMd({ name, description: 'Two.' }) }));
     const res = await get(`/skills/${name}?version=1.0.0`, before);
@@ -313,7 +354,10 @@ describe('replicas', () => {
         expect(res.statusCode).toBe(200);
         before.set(url, res.headers.etag as string);
       }
-      const res = await publish(ctx.app, files({ 'SKILL.md': skillMd({ name, description: 'From replica A.' }) }));
+      const res = await publish(
+        ctx.app,
+        files({ 'SKILL.md': skillMd({ name, description: 'From replica A.' }) }),
+      );
       expect(res.statusCode).toBe(201);
       for (const [url, etag] of before) {
         const answer = await replica.inject({ url, headers: { 'if-none-match': etag } });

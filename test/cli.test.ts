@@ -94,7 +94,10 @@ const BINARY = Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_, i) => 
  */
 async function buildTree(): Promise<void> {
   await write(path.join(repo, 'README.md'), '# a repository with skills\n');
-  await write(path.join(repo, '.claude/skills/cli-alpha/SKILL.md'), skill('cli-alpha', 'Alpha: the first skill.'));
+  await write(
+    path.join(repo, '.claude/skills/cli-alpha/SKILL.md'),
+    skill('cli-alpha', 'Alpha: the first skill.'),
+  );
   const beta = path.join(repo, 'skills/cli-beta');
   await write(path.join(beta, 'SKILL.md'), skill('cli-beta', 'Beta: a skill with files.'));
   await write(path.join(beta, 'references/guide.md'), '# Guide\n\nRead me first.\n');
@@ -257,12 +260,28 @@ describe('skillreg CLI (subprocess, live service)', () => {
 
     const [read, temporary] = await Promise.all([
       cli(['token', 'create', '--name', 'cli-read', '--scope', 'read', '--json']),
-      cli(['token', 'create', '--name', 'cli-temporary', '--scope', 'read', 'publish', '--expires-in-days', '1', '--json']),
+      cli([
+        'token',
+        'create',
+        '--name',
+        'cli-temporary',
+        '--scope',
+        'read',
+        'publish',
+        '--expires-in-days',
+        '1',
+        '--json',
+      ]),
     ]);
     expect(read.code, show(read)).toBe(0);
     expect(temporary.code, show(temporary)).toBe(0);
     tokens.read = (JSON.parse(read.stdout) as { secret: string }).secret;
-    const temp = JSON.parse(temporary.stdout) as { id: string; secret: string; scopes: string[]; expiresAt: string };
+    const temp = JSON.parse(temporary.stdout) as {
+      id: string;
+      secret: string;
+      scopes: string[];
+      expiresAt: string;
+    };
     expect(temp.scopes.sort()).toEqual(['publish', 'read']);
     expect(temp.expiresAt).toBeTruthy();
 
@@ -280,7 +299,8 @@ describe('skillreg CLI (subprocess, live service)', () => {
     expect(list.stdout).toContain('cli-publish');
     expect(list.stdout).toContain('cli-read');
     expect(list.stdout).not.toContain('cli-temporary');
-    for (const secret of [tokens.publish, tokens.read, temp.secret]) expect(list.stdout).not.toContain(secret);
+    for (const secret of [tokens.publish, tokens.read, temp.secret])
+      expect(list.stdout).not.toContain(secret);
     expect(revoked.code).toBe(1);
     expect(revoked.stderr).toContain('401');
     expect(revoked.stderr).toContain('revoked');
@@ -289,9 +309,14 @@ describe('skillreg CLI (subprocess, live service)', () => {
   });
 
   it('validate: a whole tree lists every error with its fix and exits 1; a good folder exits 0', async () => {
-    const [tree, good] = await Promise.all([cli(['validate', repo]), cli(['validate', 'repo/skills/cli-beta'])]);
+    const [tree, good] = await Promise.all([
+      cli(['validate', repo]),
+      cli(['validate', 'repo/skills/cli-beta']),
+    ]);
     expect(tree.code, show(tree)).toBe(1);
-    expect(tree.stdout).toMatch(/ok\s+\S*\.claude\/skills\/cli-alpha\s+\(cli-alpha, 1 file, sha256:[0-9a-f]{64}\)/);
+    expect(tree.stdout).toMatch(
+      /ok\s+\S*\.claude\/skills\/cli-alpha\s+\(cli-alpha, 1 file, sha256:[0-9a-f]{64}\)/,
+    );
     expect(tree.stdout).toMatch(/ok\s+\S*\.agents\/skills\/cli-gamma/);
     expect(tree.stdout).toMatch(/ok\s+\S*tools\/deeply\/nested\/cli-delta/);
     expect(tree.stdout).toMatch(/ok\s+\S*(skills\/cli-beta|beta-link)\s+\(cli-beta, 6 files/);
@@ -317,7 +342,10 @@ describe('skillreg CLI (subprocess, live service)', () => {
     expect(first.code, show(first)).toBe(0);
     expect(first.stdout).toMatch(/^created\s+cli-beta@1\.0\.0\s+sha256:[0-9a-f]{64}$/m);
     const digest = /sha256:[0-9a-f]{64}/.exec(first.stdout)![0];
-    const detail = (await ctx.app.inject('/skills/cli-beta')).json() as { digest: string; files: { path: string }[] };
+    const detail = (await ctx.app.inject('/skills/cli-beta')).json() as {
+      digest: string;
+      files: { path: string }[];
+    };
     expect(detail.digest).toBe(digest);
     expect(detail.files.map((file) => file.path).sort()).toEqual([
       'SKILL.md',
@@ -361,15 +389,27 @@ describe('skillreg CLI (subprocess, live service)', () => {
     expect(run.stdout).toMatch(/^\[6\/6\] /m);
     expect(run.stdout).not.toContain('\u001b[');
     expect(run.stdout).toMatch(/^STATUS\s+NAME\s+VERSION\s+FOLDER\s+REASON$/m);
-    expect(row(run.stdout, '.claude/skills/cli-alpha')?.slice(0, 3)).toEqual(['published', 'cli-alpha', '1.0.0']);
-    expect(row(run.stdout, '.agents/skills/cli-gamma')?.slice(0, 3)).toEqual(['published', 'cli-gamma', '1.0.0']);
+    expect(row(run.stdout, '.claude/skills/cli-alpha')?.slice(0, 3)).toEqual([
+      'published',
+      'cli-alpha',
+      '1.0.0',
+    ]);
+    expect(row(run.stdout, '.agents/skills/cli-gamma')?.slice(0, 3)).toEqual([
+      'published',
+      'cli-gamma',
+      '1.0.0',
+    ]);
     expect(row(run.stdout, 'tools/deeply/nested/cli-delta')?.slice(0, 3)).toEqual([
       'published',
       'cli-delta',
       '1.0.0',
     ]);
     // cli-beta is reached first through .claude/skills/beta-link and only once.
-    expect(row(run.stdout, '.claude/skills/beta-link')?.slice(0, 3)).toEqual(['unchanged', 'cli-beta', '1.0.0']);
+    expect(row(run.stdout, '.claude/skills/beta-link')?.slice(0, 3)).toEqual([
+      'unchanged',
+      'cli-beta',
+      '1.0.0',
+    ]);
     expect(row(run.stdout, 'skills/cli-beta')).toBeUndefined();
     const bad = row(run.stdout, 'skills/bad');
     expect(bad?.[0]).toBe('refused');
@@ -381,7 +421,12 @@ describe('skillreg CLI (subprocess, live service)', () => {
     expect(run.stdout).toMatch(/\d+ warning\(s\): run 'skillreg validate /);
 
     const catalogue = (await ctx.app.inject('/skills')).json() as { items: { name: string }[] };
-    expect(catalogue.items.map((item) => item.name).sort()).toEqual(['cli-alpha', 'cli-beta', 'cli-delta', 'cli-gamma']);
+    expect(catalogue.items.map((item) => item.name).sort()).toEqual([
+      'cli-alpha',
+      'cli-beta',
+      'cli-delta',
+      'cli-gamma',
+    ]);
   });
 
   it('a second sync changes nothing: everything unchanged, no new versions', async () => {
@@ -405,9 +450,21 @@ describe('skillreg CLI (subprocess, live service)', () => {
     );
     const run = await cli(['sync', repo, '--dry-run'], { SKILLREG_TOKEN: tokens.read });
     expect(run.code, show(run)).toBe(1);
-    expect(row(run.stdout, '.claude/skills/beta-link')?.slice(0, 3)).toEqual(['would publish', 'cli-beta', '1.0.1']);
-    expect(row(run.stdout, 'skills/cli-epsilon')?.slice(0, 3)).toEqual(['would publish', 'cli-epsilon', '3.1.0']);
-    expect(row(run.stdout, '.claude/skills/cli-alpha')?.slice(0, 3)).toEqual(['unchanged', 'cli-alpha', '1.0.0']);
+    expect(row(run.stdout, '.claude/skills/beta-link')?.slice(0, 3)).toEqual([
+      'would publish',
+      'cli-beta',
+      '1.0.1',
+    ]);
+    expect(row(run.stdout, 'skills/cli-epsilon')?.slice(0, 3)).toEqual([
+      'would publish',
+      'cli-epsilon',
+      '3.1.0',
+    ]);
+    expect(row(run.stdout, '.claude/skills/cli-alpha')?.slice(0, 3)).toEqual([
+      'unchanged',
+      'cli-alpha',
+      '1.0.0',
+    ]);
     expect(run.stdout).toContain('dry run: 2 would publish, 3 unchanged, 2 refused; nothing was published');
     expect(await versionsOf('cli-beta')).toEqual(['1.0.0']);
     expect(await versionsOf('cli-epsilon')).toEqual([]);
@@ -458,38 +515,87 @@ describe('skillreg CLI (subprocess, live service)', () => {
         server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
       });
     });
-    const run = await cli(['publish', path.join(repo, 'skills/cli-beta')], { SKILLREG_URL: `http://127.0.0.1:${port}` });
+    const run = await cli(['publish', path.join(repo, 'skills/cli-beta')], {
+      SKILLREG_URL: `http://127.0.0.1:${port}`,
+    });
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`cannot reach the registry at http://127.0.0.1:${port} (ECONNREFUSED)`);
   });
 
-  it('migrate applies the migrations to a fresh database and exits 0', async () => {
+  it('migrate applies the migrations to a fresh database; serve then runs the service on it until SIGTERM', async () => {
     const serverUrl = inject('postgresUrl');
+    let databaseEnv: Record<string, string>;
+    let dropDatabase = async () => {};
     if (serverUrl) {
       const name = `skillreg_cli_${randomBytes(6).toString('hex')}`;
       const admin = new pg.Client({ connectionString: serverUrl });
       await admin.connect();
-      try {
-        await admin.query(`create database ${name}`);
-        const databaseUrl = withDatabase(serverUrl, name);
-        const run = await cli(['migrate'], { DATABASE_URL: databaseUrl, SKILLREG_URL: undefined });
-        expect(run.code, show(run)).toBe(0);
-        expect(run.stdout).toContain('migrations applied (postgres)');
-        const client = new pg.Client({ connectionString: databaseUrl });
+      await admin.query(`create database ${name}`);
+      await admin.end();
+      databaseEnv = { DATABASE_URL: withDatabase(serverUrl, name) };
+      dropDatabase = async () => {
+        const client = new pg.Client({ connectionString: serverUrl });
         await client.connect();
-        const tables = await client.query(`select count(*)::int as n from information_schema.tables where table_schema = 'public'`);
+        await client.query(`drop database if exists ${name} with (force)`);
+        await client.end();
+      };
+    } else {
+      databaseEnv = { SKILLREG_DATA_DIR: path.join(work, 'pglite-data') };
+    }
+    try {
+      const migrate = await cli(['migrate'], databaseEnv);
+      expect(migrate.code, show(migrate)).toBe(0);
+      if (serverUrl) {
+        expect(migrate.stdout).toContain('migrations applied (postgres)');
+        const client = new pg.Client({ connectionString: databaseEnv.DATABASE_URL });
+        await client.connect();
+        const tables = await client.query(
+          `select count(*)::int as n from information_schema.tables where table_schema = 'public'`,
+        );
         await client.end();
         expect(tables.rows[0].n).toBeGreaterThan(3);
-      } finally {
-        await admin.query(`drop database if exists ${name} with (force)`);
-        await admin.end();
+      } else {
+        expect(migrate.stdout).toContain(`migrations applied (pglite:${databaseEnv.SKILLREG_DATA_DIR})`);
+        expect((await readdir(databaseEnv.SKILLREG_DATA_DIR!)).length).toBeGreaterThan(0);
       }
-    } else {
-      const dataDir = path.join(work, 'pglite-data');
-      const run = await cli(['migrate'], { SKILLREG_DATA_DIR: dataDir });
-      expect(run.code, show(run)).toBe(0);
-      expect(run.stdout).toContain(`migrations applied (pglite:${dataDir})`);
-      expect((await readdir(dataDir)).length).toBeGreaterThan(0);
+
+      // `serve` is `npm start`: it keeps running, answers, and stops cleanly on SIGTERM.
+      const child = spawn(process.execPath, [BIN, 'serve'], {
+        cwd: work,
+        env: {
+          ...baseEnv(),
+          ...databaseEnv,
+          PORT: '0',
+          HOST: '127.0.0.1',
+          LOG_LEVEL: 'info',
+          SKILLREG_SEED_DIR: '',
+          SKILLREG_ADMIN_TOKEN: ADMIN_TOKEN,
+        },
+      });
+      let logs = '';
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      const listening = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`serve did not start:\n${logs}`)), 60_000);
+        const onData = (chunk: Buffer) => {
+          logs += chunk.toString();
+          const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(logs);
+          if (match) {
+            clearTimeout(timer);
+            resolve(match[1]!);
+          }
+        };
+        child.stdout.on('data', onData);
+        child.stderr.on('data', onData);
+        void exited.then((code) => reject(new Error(`serve exited with ${code}:\n${logs}`)));
+      });
+      const live = await fetch(`${listening}/livez`);
+      expect(live.status).toBe(200);
+      const catalogue = await fetch(`${listening}/skills`);
+      expect(((await catalogue.json()) as { items: unknown[] }).items).toEqual([]);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      await dropDatabase();
     }
-  }, 90_000);
+  }, 120_000);
 });

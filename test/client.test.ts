@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeTarGz, writeZip } from '../src/bundle/archive-write.js';
 import {
   type CatalogueItem,
@@ -42,7 +42,10 @@ function recordingFetch(calls: Call[]): typeof fetch {
 }
 
 interface OpenApiDocument {
-  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Schema }> }> }>>;
+  paths: Record<
+    string,
+    Record<string, { responses: Record<string, { content?: Record<string, { schema: Schema }> }> }>
+  >;
 }
 interface Schema {
   type?: string | string[];
@@ -180,25 +183,36 @@ describe('the typed client against the live service', () => {
       files: [{ path: 'SKILL.md', bytes: Buffer.from(skillMd({ name, description: 'Third.' })) }],
     });
     const zipped = await client.publish(
-      { type: 'zip', bytes: await writeZip(files({ 'SKILL.md': skillMd({ name, description: 'Fourth.' }) })) },
+      {
+        type: 'zip',
+        bytes: await writeZip(files({ 'SKILL.md': skillMd({ name, description: 'Fourth.' }) })),
+      },
       { version: '2.0.0', tag: 'beta' },
     );
     expect(zipped.version).toBe('2.0.0');
 
-    expect((await client.listSkills({ q: name, limit: 10 })).value.items.map((item) => item.name)).toContain(name);
-    expect((await client.listAllSkills()).map((item) => item.name)).toContain(name);
-    expect((await client.getSkill(name, { version: '1.0.0' })).value.files.map((file) => file.path)).toContain(
-      'scripts/run.sh',
+    expect((await client.listSkills({ q: name, limit: 10 })).value.items.map((item) => item.name)).toContain(
+      name,
     );
+    expect((await client.listAllSkills()).map((item) => item.name)).toContain(name);
+    expect(
+      (await client.getSkill(name, { version: '1.0.0' })).value.files.map((file) => file.path),
+    ).toContain('scripts/run.sh');
     expect((await client.listVersions(name)).value.map((v) => v.version)).toContain('1.0.0');
     expect((await client.getContent(name, { version: '1.0.0' })).value).toContain('Do the thing');
     expect((await client.getContentJson(name, { tag: 'beta' })).value.version).toBe('2.0.0');
-    expect(Buffer.from((await client.getFile(name, 'references/guide.md', { version: '1.0.0' })).value).toString()).toBe(
-      '# Guide\n',
-    );
+    expect(
+      Buffer.from((await client.getFile(name, 'references/guide.md', { version: '1.0.0' })).value).toString(),
+    ).toBe('# Guide\n');
     expect((await client.getBundle(name, { version: '1.0.0' })).value.byteLength).toBeGreaterThan(0);
-    expect((await client.getBundle(name, { version: '1.0.0', format: 'zip' })).value.byteLength).toBeGreaterThan(0);
-    expect(await client.setTag(name, 'stable', '1.0.0')).toMatchObject({ name, tag: 'stable', version: '1.0.0' });
+    expect(
+      (await client.getBundle(name, { version: '1.0.0', format: 'zip' })).value.byteLength,
+    ).toBeGreaterThan(0);
+    expect(await client.setTag(name, 'stable', '1.0.0')).toMatchObject({
+      name,
+      tag: 'stable',
+      version: '1.0.0',
+    });
     expect(await client.yank(name, '1.0.1')).toMatchObject({ name, version: '1.0.1', yanked: true });
     const token = await client.createToken({ name: 'client-test', scopes: ['read'] });
     expect((await client.listTokens()).map((item) => item.id)).toContain(token.id);
@@ -215,7 +229,8 @@ describe('the typed client against the live service', () => {
     const used = new Set<string>();
     for (const call of calls) {
       const template = templates.find(
-        (candidate) => templateRegex(candidate).test(call.path) && openapi.paths[candidate]?.[call.method.toLowerCase()],
+        (candidate) =>
+          templateRegex(candidate).test(call.path) && openapi.paths[candidate]?.[call.method.toLowerCase()],
       );
       if (template) used.add(`${call.method} ${template}`);
       else undeclared.push(`${call.method} ${call.path}`);
@@ -339,7 +354,10 @@ describe('the typed client against the live service', () => {
     expect((missing as RegistryError).problem.detail).toContain('no-such-skill-anywhere');
 
     const name = uniqueName('conflict');
-    await client.publish({ type: 'markdown', text: skillMd({ name, description: 'One.' }) }, { version: '1.0.0' });
+    await client.publish(
+      { type: 'markdown', text: skillMd({ name, description: 'One.' }) },
+      { version: '1.0.0' },
+    );
     const conflict = await client
       .publish({ type: 'markdown', text: skillMd({ name, description: 'Two.' }) }, { version: '1.0.0' })
       .catch((error: unknown) => error);

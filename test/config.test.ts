@@ -156,7 +156,9 @@ describe('loadConfig', () => {
       ).toBe(true);
     }
     expect(problems.find((problem) => problem.startsWith('PORT'))).toContain('"abc"');
-    expect(problems.find((problem) => problem.startsWith('SKILLREG_PUBLIC_URL'))).toContain('absolute URL');
+    expect(problems.find((problem) => problem.startsWith('SKILLREG_PUBLIC_URL'))).toContain(
+      'absolute http(s) URL',
+    );
   });
 
   it('rejects out-of-range ports', () => {

@@ -73,28 +73,36 @@ async function rawTarGz(entries: { name: string; body: string }[]): Promise<Buff
 }
 
 describe('POST /skills: upload formats', () => {
-  it.each(['tar.gz', 'zip', 'multipart'] as const)('publishes a %s bundle with nested files', async (format) => {
-    const name = uniqueName(`fmt-${format.replace('.', '')}`);
-    const bundle = richBundle(name);
-    const res = await publish(ctx.app, bundle, { format });
-    expect(res.statusCode).toBe(201);
-    expect(res.json()).toMatchObject({ name, version: '1.0.0', created: true, digest: bundleDigest(bundle) });
-    expect(res.json().digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+  it.each(['tar.gz', 'zip', 'multipart'] as const)(
+    'publishes a %s bundle with nested files',
+    async (format) => {
+      const name = uniqueName(`fmt-${format.replace('.', '')}`);
+      const bundle = richBundle(name);
+      const res = await publish(ctx.app, bundle, { format });
+      expect(res.statusCode).toBe(201);
+      expect(res.json()).toMatchObject({
+        name,
+        version: '1.0.0',
+        created: true,
+        digest: bundleDigest(bundle),
+      });
+      expect(res.json().digest).toMatch(/^sha256:[0-9a-f]{64}$/);
 
-    const meta = await detail(name);
-    expect(meta.statusCode).toBe(200);
-    expect(meta.json().files.map((file: { path: string }) => file.path)).toEqual([
-      'SKILL.md',
-      'assets/logo.png',
-      'references/api.md',
-      'scripts/run.sh',
-    ]);
-    const script = await ctx.app.inject(`/skills/${name}/files/scripts/run.sh`);
-    expect(script.statusCode).toBe(200);
-    expect(script.body).toBe('#!/bin/sh\necho converting "$1"\n');
-    const png = await ctx.app.inject(`/skills/${name}/files/assets/logo.png`);
-    expect(Buffer.compare(png.rawPayload, Buffer.from(bundle[3]!.bytes))).toBe(0);
-  });
+      const meta = await detail(name);
+      expect(meta.statusCode).toBe(200);
+      expect(meta.json().files.map((file: { path: string }) => file.path)).toEqual([
+        'SKILL.md',
+        'assets/logo.png',
+        'references/api.md',
+        'scripts/run.sh',
+      ]);
+      const script = await ctx.app.inject(`/skills/${name}/files/scripts/run.sh`);
+      expect(script.statusCode).toBe(200);
+      expect(script.body).toBe('#!/bin/sh\necho converting "$1"\n');
+      const png = await ctx.app.inject(`/skills/${name}/files/assets/logo.png`);
+      expect(Buffer.compare(png.rawPayload, Buffer.from(bundle[3]!.bytes))).toBe(0);
+    },
+  );
 
   it('publishes a .skill file (a zip) sent as application/octet-stream', async () => {
     const name = uniqueName('dotskill');
@@ -280,8 +288,12 @@ describe('POST /skills: version sources', () => {
     const name = uniqueName('nextpatch');
     expect((await publish(ctx.app, variant(name, 1))).json().version).toBe('1.0.0');
     expect((await publish(ctx.app, variant(name, 2))).json().version).toBe('1.0.1');
-    expect((await publish(ctx.app, variant(name, 3), { query: 'version=1.5.0' })).json().version).toBe('1.5.0');
-    expect((await publish(ctx.app, variant(name, 4), { query: 'version=1.2.0' })).json().version).toBe('1.2.0');
+    expect((await publish(ctx.app, variant(name, 3), { query: 'version=1.5.0' })).json().version).toBe(
+      '1.5.0',
+    );
+    expect((await publish(ctx.app, variant(name, 4), { query: 'version=1.2.0' })).json().version).toBe(
+      '1.2.0',
+    );
     const next = await publish(ctx.app, variant(name, 5));
     expect(next.statusCode).toBe(201);
     expect(next.json().version).toBe('1.5.1');
@@ -376,7 +388,9 @@ describe('POST /skills: warnings', () => {
     expect(res.statusCode).toBe(201);
     expect(res.json().name).toBe(name);
     const warnings: Issue[] = res.json().warnings;
-    expect(warnings.some((w) => w.detail.includes('some-other-folder') && w.detail.includes(name))).toBe(true);
+    expect(warnings.some((w) => w.detail.includes('some-other-folder') && w.detail.includes(name))).toBe(
+      true,
+    );
   });
 
   it('uses ?name= when the frontmatter has no name, with a warning', async () => {
@@ -387,9 +401,9 @@ describe('POST /skills: warnings', () => {
     const res = await publish(ctx.app, bundle, { format: 'markdown', query: `name=${name}` });
     expect(res.statusCode).toBe(201);
     expect(res.json().name).toBe(name);
-    expect((res.json().warnings as Issue[]).some((w) => w.path === 'SKILL.md#name' && w.detail.includes(name))).toBe(
-      true,
-    );
+    expect(
+      (res.json().warnings as Issue[]).some((w) => w.path === 'SKILL.md#name' && w.detail.includes(name)),
+    ).toBe(true);
     expect((await detail(name)).json().frontmatter.name).toBe(name);
   });
 
@@ -414,7 +428,10 @@ describe('POST /skills: refusals', () => {
   }
 
   it('refuses an invalid name with 422 and a suggestion', async () => {
-    const res = await publish(ctx.app, files({ 'SKILL.md': skillMd({ name: 'PDF Tools', description: 'x' }) }));
+    const res = await publish(
+      ctx.app,
+      files({ 'SKILL.md': skillMd({ name: 'PDF Tools', description: 'x' }) }),
+    );
     const body = await expectProblem(res, 422);
     const errors: Issue[] = body.errors;
     expect(errors).toHaveLength(1);
@@ -424,12 +441,18 @@ describe('POST /skills: refusals', () => {
 
   it('refuses a description over 1024 characters with 422', async () => {
     const name = uniqueName('longdesc');
-    const res = await publish(ctx.app, files({ 'SKILL.md': skillMd({ name, description: 'a'.repeat(1025) }) }));
+    const res = await publish(
+      ctx.app,
+      files({ 'SKILL.md': skillMd({ name, description: 'a'.repeat(1025) }) }),
+    );
     const body = await expectProblem(res, 422);
     expect(body.errors).toEqual([{ path: 'SKILL.md#description', detail: expect.stringContaining('1024') }]);
     expect((await detail(name)).statusCode).toBe(404);
     // Exactly 1024 is fine.
-    const ok = await publish(ctx.app, files({ 'SKILL.md': skillMd({ name, description: 'a'.repeat(1024) }) }));
+    const ok = await publish(
+      ctx.app,
+      files({ 'SKILL.md': skillMd({ name, description: 'a'.repeat(1024) }) }),
+    );
     expect(ok.statusCode).toBe(201);
   });
 
@@ -486,10 +509,9 @@ describe('POST /skills: refusals', () => {
     // Right magic bytes, broken stream.
     const broken = Buffer.concat([Buffer.from([0x1f, 0x8b, 0x08, 0x00]), Buffer.alloc(64, 0x41)]);
     await expectProblem(await inject('POST', '/skills', broken, 'application/gzip'), 400);
-    const truncatedZip = (await writeZip(files({ 'SKILL.md': skillMd({ name: 'x', description: 'y' }) }))).subarray(
-      0,
-      40,
-    );
+    const truncatedZip = (
+      await writeZip(files({ 'SKILL.md': skillMd({ name: 'x', description: 'y' }) }))
+    ).subarray(0, 40);
     await expectProblem(await inject('POST', '/skills', truncatedZip, 'application/zip'), 400);
   });
 
@@ -517,6 +539,10 @@ describe('POST /skills: refusals', () => {
       await publish(ctx.app, files({ 'SKILL.md': skillMd({ name, description: 'ok' }) }), {
         query: `name=${name}-other`,
       }),
+      await publish(
+        ctx.app,
+        files({ 'SKILL.md': skillMd({ name, description: 'ok', extra: 'metadata:\n  version: banana' }) }),
+      ),
       await inject('POST', '/skills', Buffer.from('junk'), 'application/gzip'),
       await inject('POST', '/skills', Buffer.from('{}'), 'application/json'),
     ];

@@ -65,7 +65,9 @@ describe('GET /skills (catalogue)', () => {
   it('lists items with name, description, version, tags, digest, updatedAt and token counts', async () => {
     const name = uniqueName('cat');
     const result = await published(
-      files({ 'SKILL.md': skillMd({ name, description: 'Summarises long PDF reports into bullet points.' }) }),
+      files({
+        'SKILL.md': skillMd({ name, description: 'Summarises long PDF reports into bullet points.' }),
+      }),
     );
     const { items } = await catalogue('limit=500');
     const item = items.find((candidate) => candidate.name === name);
@@ -110,7 +112,9 @@ describe('GET /skills (catalogue)', () => {
     for (let i = 0; i < 5; i++) {
       const name = `${word}-${i}`;
       names.push(name);
-      await published(files({ 'SKILL.md': skillMd({ name, description: `Paged skill ${word} number ${i}.` }) }));
+      await published(
+        files({ 'SKILL.md': skillMd({ name, description: `Paged skill ${word} number ${i}.` }) }),
+      );
     }
     const all = (await catalogue('limit=500')).items.map((item) => item.name);
     expect(all).toEqual(expect.arrayContaining(names));
@@ -129,7 +133,22 @@ describe('GET /skills (catalogue)', () => {
   });
 
   it('q with search-syntax and LIKE characters answers 200, never 500', async () => {
-    for (const q of ['%', '_', '\\', "'", '"', 'a:b', '()', '!', '-', 'a & b | c', 'foo*', '<script>', '🙂', 'OR']) {
+    for (const q of [
+      '%',
+      '_',
+      '\\',
+      "'",
+      '"',
+      'a:b',
+      '()',
+      '!',
+      '-',
+      'a & b | c',
+      'foo*',
+      '<script>',
+      '🙂',
+      'OR',
+    ]) {
       const res = await ctx.app.inject(`/skills?q=${encodeURIComponent(q)}`);
       expect(res.statusCode, q).toBe(200);
       expect(Array.isArray(res.json().items)).toBe(true);
@@ -171,7 +190,9 @@ describe('GET /skills (catalogue)', () => {
         }),
       }),
     );
-    await published(files({ 'SKILL.md': skillMd({ name: other, description: 'Plays chess against itself.' }) }));
+    await published(
+      files({ 'SKILL.md': skillMd({ name: other, description: 'Plays chess against itself.' }) }),
+    );
 
     const search = async (q: string) =>
       (await catalogue(`q=${encodeURIComponent(q)}&limit=500`)).items.map((item) => item.name);
@@ -194,7 +215,10 @@ describe('GET /skills (catalogue)', () => {
     const tag = uniqueWord('chan');
     const tagged = uniqueName('tagged');
     const plain = uniqueName('untagged');
-    await published(files({ 'SKILL.md': skillMd({ name: tagged, description: 'Tagged v1.' }) }), `tag=${tag}`);
+    await published(
+      files({ 'SKILL.md': skillMd({ name: tagged, description: 'Tagged v1.' }) }),
+      `tag=${tag}`,
+    );
     await published(files({ 'SKILL.md': skillMd({ name: tagged, description: 'Tagged v2.' }) }));
     await published(files({ 'SKILL.md': skillMd({ name: plain, description: 'Not tagged.' }) }));
 
@@ -267,7 +291,13 @@ describe('GET /skills/{name}', () => {
       { path: 'references/api.md', size: Buffer.byteLength(api), digest: sha256(Buffer.from(api)) },
     ]);
     expect(meta.versions).toEqual([
-      { version: '2.1.0', digest: result.digest, createdAt: expect.any(String), yanked: false, tags: ['latest'] },
+      {
+        version: '2.1.0',
+        digest: result.digest,
+        createdAt: expect.any(String),
+        yanked: false,
+        tags: ['latest'],
+      },
     ]);
   });
 
@@ -293,7 +323,8 @@ describe('GET /skills/{name}', () => {
 });
 
 describe('GET /skills/{name}/content (layer 2)', () => {
-  const body = '# Report helper\n\nUse <b>bold</b> & keep "quotes" and \'apostrophes\'.\n\n- step $ARGUMENTS\n';
+  const body =
+    '# Report helper\n\nUse <b>bold</b> & keep "quotes" and \'apostrophes\'.\n\n- step $ARGUMENTS\n';
 
   async function withBody() {
     const name = uniqueName('content');
@@ -333,7 +364,11 @@ describe('GET /skills/{name}/content (layer 2)', () => {
       frontmatter: { name, description: 'Content test.', model: 'claude-opus' },
       body,
       files: [
-        { path: 'SKILL.md', size: expect.any(Number), digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) },
+        {
+          path: 'SKILL.md',
+          size: expect.any(Number),
+          digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+        },
         { path: 'scripts/run.sh', size: 8, digest: sha256(Buffer.from('echo hi\n')) },
       ],
     });
@@ -371,7 +406,9 @@ describe('GET /skills/{name}/content (layer 2)', () => {
 
 describe('GET /skills/{name}/files/{path} (layer 3)', () => {
   const allBytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
-  const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0xff, 0x00]);
+  const png = Buffer.from([
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0xff, 0x00,
+  ]);
   let name: string;
   let bundle: BundleFile[];
 
@@ -433,7 +470,9 @@ describe('GET /skills/{name}/files/{path} (layer 3)', () => {
     const a = await ctx.app.inject(`/skills/${spaced}/files/references/my%20notes.md`);
     expect(a.statusCode, a.body).toBe(200);
     expect(a.body).toBe('spaces\n');
-    const b = await ctx.app.inject(`/skills/${spaced}/files/${encodeURIComponent('références')}/${encodeURIComponent('größe.md')}`);
+    const b = await ctx.app.inject(
+      `/skills/${spaced}/files/${encodeURIComponent('références')}/${encodeURIComponent('größe.md')}`,
+    );
     expect(b.statusCode, b.body).toBe(200);
     expect(b.body).toBe('unicode\n');
   });
@@ -451,7 +490,9 @@ describe('GET /skills/{name}/files/{path} (layer 3)', () => {
     const problem = res.json();
     expect(problem.detail).toContain('references/missing.md');
     expect(problem.detail).toContain('references/api.md');
-    expect(problem.files).toEqual(expect.arrayContaining(['SKILL.md', 'references/api.md', 'scripts/run.sh']));
+    expect(problem.files).toEqual(
+      expect.arrayContaining(['SKILL.md', 'references/api.md', 'scripts/run.sh']),
+    );
     // A folder is not a file.
     expect((await ctx.app.inject(`/skills/${name}/files/references`)).statusCode).toBe(404);
   });

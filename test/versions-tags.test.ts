@@ -116,7 +116,9 @@ describe('PUT /skills/{name}/tags/{tag}', () => {
     expect(moved.json()).toEqual({ name, tag: 'stable', version: '1.1.0', previous: '1.0.0' });
     expect((await ctx.app.inject(`/skills/${name}?tag=stable`)).json().version).toBe('1.1.0');
     expect((await ctx.app.inject(`/skills/${name}/content?tag=stable`)).body).toBe('Body of 1.1.0.\n');
-    expect((await ctx.app.inject(`/skills/${name}/files/SKILL.md?tag=stable`)).body).toContain('Variant 1.1.0.');
+    expect((await ctx.app.inject(`/skills/${name}/files/SKILL.md?tag=stable`)).body).toContain(
+      'Variant 1.1.0.',
+    );
 
     const meta = (await ctx.app.inject(`/skills/${name}`)).json();
     expect(meta.distTags).toEqual({ latest: '1.2.0', stable: '1.1.0' });
@@ -130,15 +132,18 @@ describe('PUT /skills/{name}/tags/{tag}', () => {
     expect(listed.find((item) => item.name === name)!.version).toBe('1.1.0');
   });
 
-  it.each(['1.0.0', 'Bad%20Tag', 'UPPER', '-leading', 'v1.2.3'])('refuses the tag name %s with 400', async (tag) => {
-    const name = uniqueName('badtag');
-    await publishAs(name, '1.0.0');
-    const res = await moveTag(name, tag, '1.0.0');
-    expect(res.statusCode).toBe(400);
-    expect(res.headers['content-type']).toMatch(PROBLEM_JSON);
-    expect(res.json().detail).toMatch(/tag/);
-    expect((await ctx.app.inject(`/skills/${name}`)).json().distTags).toEqual({ latest: '1.0.0' });
-  });
+  it.each(['1.0.0', 'Bad%20Tag', 'UPPER', '-leading', 'v1.2.3'])(
+    'refuses the tag name %s with 400',
+    async (tag) => {
+      const name = uniqueName('badtag');
+      await publishAs(name, '1.0.0');
+      const res = await moveTag(name, tag, '1.0.0');
+      expect(res.statusCode).toBe(400);
+      expect(res.headers['content-type']).toMatch(PROBLEM_JSON);
+      expect(res.json().detail).toMatch(/tag/);
+      expect((await ctx.app.inject(`/skills/${name}`)).json().distTags).toEqual({ latest: '1.0.0' });
+    },
+  );
 
   it('answers 404 for an unknown version or skill, 400 for a missing body', async () => {
     const name = uniqueName('tag404');
@@ -184,7 +189,12 @@ describe('PUT /skills/{name}/tags/{tag}', () => {
     await publishAs(name, undefined, 'auto');
     expect(await latestVersion(name)).toBe('1.0.0');
     expect((await catalogueEntry(name))!.version).toBe('1.0.0');
-    expect((await versionsOf(name)).map((entry) => entry.version)).toEqual(['3.0.1', '3.0.0', '2.0.0', '1.0.0']);
+    expect((await versionsOf(name)).map((entry) => entry.version)).toEqual([
+      '3.0.1',
+      '3.0.0',
+      '2.0.0',
+      '1.0.0',
+    ]);
   });
 });
 
@@ -198,7 +208,13 @@ describe('DELETE /skills/{name}/versions/{version} (yank)', () => {
 
     const res = await yank(name, '1.2.0');
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ name, version: '1.2.0', yanked: true, alreadyYanked: false, latest: '1.1.0' });
+    expect(res.json()).toEqual({
+      name,
+      version: '1.2.0',
+      yanked: true,
+      alreadyYanked: false,
+      latest: '1.1.0',
+    });
 
     expect(await latestVersion(name)).toBe('1.1.0');
     expect((await catalogueEntry(name))!.version).toBe('1.1.0');
@@ -237,7 +253,13 @@ describe('DELETE /skills/{name}/versions/{version} (yank)', () => {
     const etag = (await ctx.app.inject(`/skills/${name}/versions`)).headers.etag;
     const again = await yank(name, '1.1.0');
     expect(again.statusCode).toBe(200);
-    expect(again.json()).toEqual({ name, version: '1.1.0', yanked: true, alreadyYanked: true, latest: '1.0.0' });
+    expect(again.json()).toEqual({
+      name,
+      version: '1.1.0',
+      yanked: true,
+      alreadyYanked: true,
+      latest: '1.0.0',
+    });
     expect(await latestVersion(name)).toBe('1.0.0');
     expect((await versionsOf(name)).filter((entry) => entry.yanked)).toHaveLength(1);
     expect((await ctx.app.inject(`/skills/${name}/versions`)).headers.etag).toBe(etag);
@@ -290,7 +312,9 @@ describe('DELETE /skills/{name}/versions/{version} (yank)', () => {
       const res = await publish(ctx.app, variant(name, 'two'), { query });
       expect(res.statusCode, query).toBe(200);
       expect(res.json()).toMatchObject({ version: '1.1.0', digest: two.digest, created: false });
-      expect((res.json().warnings as { detail: string }[]).some((w) => w.detail.includes('yanked'))).toBe(true);
+      expect((res.json().warnings as { detail: string }[]).some((w) => w.detail.includes('yanked'))).toBe(
+        true,
+      );
     }
     expect(await latestVersion(name)).toBe('1.0.0');
     expect((await catalogueEntry(name))!.version).toBe('1.0.0');
@@ -321,7 +345,12 @@ describe('pre-releases and latest', () => {
     expect((await catalogueEntry(name))!.version).toBe('1.0.0');
     expect((await ctx.app.inject(`/skills/${name}?version=2.0.0-beta.1`)).statusCode).toBe(200);
     // Through metadata.version too.
-    const rc = await publish(ctx.app, files({ 'SKILL.md': skillMd({ name, description: 'RC.', extra: 'metadata:\n  version: "2.0.0-rc.1"' }) }));
+    const rc = await publish(
+      ctx.app,
+      files({
+        'SKILL.md': skillMd({ name, description: 'RC.', extra: 'metadata:\n  version: "2.0.0-rc.1"' }),
+      }),
+    );
     expect(rc.json()).toMatchObject({ version: '2.0.0-rc.1', created: true });
     expect(await latestVersion(name)).toBe('1.0.0');
     // The release it leads to does.

@@ -64,7 +64,8 @@ function explain(output: Output, error: unknown, context = '', url?: string): vo
     }
   } else if (error instanceof BundleError) {
     output.error(`${prefix}${error.message}`);
-    for (const issue of error.errors) if (issue.detail !== error.message) output.error(`  ${issue.path}: ${issue.detail}`);
+    for (const issue of error.errors)
+      if (issue.detail !== error.message) output.error(`  ${issue.path}: ${issue.detail}`);
   } else if (networkCause(error)) {
     output.error(
       `${prefix}cannot reach the registry${url ? ` at ${url}` : ''} (${networkCause(error)}); check --url / SKILLREG_URL`,
@@ -130,9 +131,7 @@ export function buildCli(output: Output): Command {
       'Publish, sync, pull and validate Agent Skills against a skill-registry server, or run the server.',
     )
     .version(packageVersion(), '-V', 'print the skillreg version')
-    .addOption(
-      new Option('--url <url>', 'registry base URL').env('SKILLREG_URL').default(DEFAULT_URL),
-    )
+    .addOption(new Option('--url <url>', 'registry base URL').env('SKILLREG_URL').default(DEFAULT_URL))
     .addOption(
       new Option('--token <token>', 'bearer token; writes need scope publish, token commands admin').env(
         'SKILLREG_TOKEN',
@@ -216,7 +215,11 @@ export function buildCli(output: Output): Command {
           if (!(error instanceof BundleError)) throw error;
           invalid += 1;
           output.error(`FAIL   ${label}`);
-          printIssues(output, error.errors.length > 0 ? error.errors : [{ path: '', detail: error.message }], 'error');
+          printIssues(
+            output,
+            error.errors.length > 0 ? error.errors : [{ path: '', detail: error.message }],
+            'error',
+          );
           printIssues(output, error.warnings, 'warning');
         }
       }
@@ -230,7 +233,10 @@ export function buildCli(output: Output): Command {
     .command('publish')
     .description('pack one skill folder and publish it (idempotent: unchanged content creates nothing)')
     .argument('<dir>', 'the skill folder (holding SKILL.md)')
-    .option('--version <version>', 'publish under this semver version (default: metadata.version, else next patch)')
+    .option(
+      '--version <version>',
+      'publish under this semver version (default: metadata.version, else next patch)',
+    )
     .option('--tag <tag>', 'also point this dist-tag at the version')
     .addHelpText(
       'after',
@@ -243,7 +249,10 @@ export function buildCli(output: Output): Command {
       const client = clientOf(command);
       const prepared = await prepareFolder(await skillFolderOf(dir));
       const bytes = await writeTarGz(prepared.files);
-      const result = await client.publish({ type: 'tar.gz', bytes }, { version: options.version, tag: options.tag });
+      const result = await client.publish(
+        { type: 'tar.gz', bytes },
+        { version: options.version, tag: options.tag },
+      );
       output.info(
         `${result.created ? 'created  ' : 'unchanged'}  ${result.name}@${result.version}  ${result.digest}`,
       );
@@ -406,11 +415,14 @@ export function buildCli(output: Output): Command {
     .description('create a token and print its secret (shown once; only its hash is stored)')
     .requiredOption('--name <name>', 'what the token is for, e.g. ci-main')
     .addOption(
-      new Option('--scope <scope...>', 'one or more scopes').choices(['read', 'publish', 'admin']).makeOptionMandatory(),
+      new Option('--scope <scope...>', 'one or more scopes')
+        .choices(['read', 'publish', 'admin'])
+        .makeOptionMandatory(),
     )
     .option('--expires-in-days <days>', 'lifetime in days (default: no expiry)', (value) => {
       const days = Number(value);
-      if (!Number.isInteger(days) || days < 1) throw new InvalidArgumentError('expected a whole number of days >= 1');
+      if (!Number.isInteger(days) || days < 1)
+        throw new InvalidArgumentError('expected a whole number of days >= 1');
       return days;
     })
     .option('--json', 'print the created token as JSON (secret included)')
@@ -423,7 +435,12 @@ export function buildCli(output: Output): Command {
     )
     .action(
       async (
-        options: { name: string; scope: ('read' | 'publish' | 'admin')[]; expiresInDays?: number; json?: boolean },
+        options: {
+          name: string;
+          scope: ('read' | 'publish' | 'admin')[];
+          expiresInDays?: number;
+          json?: boolean;
+        },
         command: Command,
       ) => {
         const created = await clientOf(command).createToken({

@@ -329,7 +329,7 @@ export class SkillRegistryClient {
       this.cache.delete(path);
       this.cache.set(path, cached);
       const merged = new Headers(cached.headers);
-      response.headers.forEach((value, key) => merged.set(key, value));
+      for (const [key, value] of response.headers) merged.set(key, value);
       return { value: cached.body, etag: cached.etag, fromCache: true, headers: merged };
     }
     const body = new Uint8Array(await response.arrayBuffer());

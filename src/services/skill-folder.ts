@@ -100,7 +100,8 @@ export async function findSkillFolders(root: string): Promise<string[]> {
       if (SKIPPED_DIRS.has(entry.name)) continue;
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) await walk(full);
-      else if (entry.isSymbolicLink() && (await stat(full).catch(() => undefined))?.isDirectory()) await walk(full);
+      else if (entry.isSymbolicLink() && (await stat(full).catch(() => undefined))?.isDirectory())
+        await walk(full);
     }
   }
   await walk(root);

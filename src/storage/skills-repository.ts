@@ -183,7 +183,16 @@ export class SkillsRepository {
           });
         }
         if (input.tag && input.tag !== LATEST && !unchanged.yankedAt) {
-          await this.pointTag(tx, skillId, skill.name, input.tag, unchanged.version, input.actor);
+          const previous = await this.pointTag(
+            tx,
+            skillId,
+            skill.name,
+            input.tag,
+            unchanged.version,
+            input.actor,
+          );
+          // A moved tag changes what readers see, so listings must not answer 304 to their old ETags.
+          if (previous !== unchanged.version) await touchSkillAndRevision(tx, skillId);
         }
         return { name: skill.name, version: unchanged.version, digest, created: false, warnings };
       }

@@ -5,7 +5,11 @@ import { grants, type Principal, type Scope, safeEqual } from '../../storage/tok
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** A preHandler that lets the request through only with a token granting `scope`. */
+    /**
+     * A hook that lets the request through only with a token granting `scope`. Attach it as a route's
+     * `preHandler`; it is moved to `onRequest` so the check runs before the body is read (an anonymous
+     * caller gets its 401 without the server buffering an upload, and before any 400 about the body).
+     */
     authorize(scope: Scope): preHandlerAsyncHookHandler;
   }
   interface FastifyRequest {
@@ -24,6 +28,17 @@ class AuthError extends AppError {
 
 async function authPlugin(app: FastifyInstance) {
   app.decorateRequest('principal', null);
+
+  const authorizeHooks = new WeakSet<object>();
+  app.addHook('onRoute', (route) => {
+    const toList = <T>(value: T | T[] | undefined): T[] =>
+      value === undefined ? [] : Array.isArray(value) ? value : [value];
+    const preHandlers = toList(route.preHandler);
+    const checks = preHandlers.filter((hook) => authorizeHooks.has(hook));
+    if (checks.length === 0) return;
+    route.preHandler = preHandlers.filter((hook) => !authorizeHooks.has(hook));
+    route.onRequest = [...toList(route.onRequest), ...checks] as typeof route.onRequest;
+  });
 
   async function identify(request: FastifyRequest): Promise<Principal | null> {
     const header = request.headers.authorization;
@@ -50,7 +65,7 @@ async function authPlugin(app: FastifyInstance) {
   }
 
   app.decorate('authorize', (scope: Scope): preHandlerAsyncHookHandler => {
-    return async function authorizeRequest(request: FastifyRequest, reply: FastifyReply) {
+    const hook = async function authorizeRequest(request: FastifyRequest, reply: FastifyReply) {
       reply.header('www-authenticate', WWW_AUTHENTICATE);
       const principal = await identify(request);
       if (!principal) {
@@ -75,6 +90,8 @@ async function authPlugin(app: FastifyInstance) {
       }
       request.principal = principal;
     };
+    authorizeHooks.add(hook);
+    return hook;
   });
 }
 
