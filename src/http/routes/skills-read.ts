@@ -27,9 +27,22 @@ export function selectorOf(query: { version?: string; tag?: string }): VersionSe
 const TEXT_TYPES = /^(text\/|application\/(json|xml|yaml|x-yaml|javascript|x-sh|toml))/;
 
 /** Content type of a bundled file: by extension, with charset for text; unknown files are bytes. */
-export function contentTypeFor(path: string): string {
-  const type = mime.lookup(path) || 'application/octet-stream';
+export function contentTypeFor(path: string, bytes?: Uint8Array): string {
+  const type = mime.lookup(path) || (bytes && looksLikeText(bytes) ? 'text/plain' : 'application/octet-stream');
   return TEXT_TYPES.test(type) ? `${type}; charset=utf-8` : type;
+}
+
+/** Files such as LICENSE or Makefile have no extension; valid UTF-8 without NUL bytes is served as text. */
+function looksLikeText(bytes: Uint8Array): boolean {
+  const sample = bytes.subarray(0, 8192);
+  if (sample.includes(0)) return false;
+  try {
+    // stream: a sample cut inside a multi-byte character is still text; a fresh decoder keeps no state.
+    new TextDecoder('utf-8', { fatal: true }).decode(sample, { stream: true });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
@@ -214,7 +227,7 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
       reply.header('content-security-policy', "default-src 'none'; sandbox");
       reply.header('x-content-type-options', 'nosniff');
       reply.header('x-skill-version', record.version);
-      return reply.type(contentTypeFor(path)).send(Buffer.from(file.bytes));
+      return reply.type(contentTypeFor(path, file.bytes)).send(Buffer.from(file.bytes));
     },
   );
 
