@@ -95,7 +95,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: values.PORT,
     host: values.HOST,
     databaseUrl: values.DATABASE_URL,
-    dataDir: path.resolve(values.SKILLREG_DATA_DIR),
+    // memory:// keeps the embedded database in memory (throwaway demos); anything else is a folder.
+    dataDir: values.SKILLREG_DATA_DIR.startsWith('memory://')
+      ? values.SKILLREG_DATA_DIR
+      : path.resolve(values.SKILLREG_DATA_DIR),
     adminToken: values.SKILLREG_ADMIN_TOKEN,
     seedDir: values.SKILLREG_SEED_DIR === '' ? undefined : path.resolve(values.SKILLREG_SEED_DIR),
     publicUrl: values.SKILLREG_PUBLIC_URL,

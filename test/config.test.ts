@@ -212,6 +212,18 @@ describe('starting the server process', () => {
     expect(output.stderr).not.toMatch(/\n\s+at /);
   }, 60_000);
 
+  it('exits non-zero when the database cannot be reached, without printing its password', async () => {
+    const child = startServerProcess({
+      DATABASE_URL: 'postgres://registry:s3cret-db-pw@127.0.0.1:1/skills',
+      SKILLREG_SEED_DIR: '',
+    });
+    const { output, exited } = collect(child);
+    const { code } = await exited;
+    expect(code).toBe(1);
+    expect(output.stderr).toMatch(/failed to start/);
+    expect(output.stdout + output.stderr).not.toContain('s3cret-db-pw');
+  }, 60_000);
+
   it('runs from a checkout whose path has a space (server and migrate entry points)', async () => {
     const parent = await mkdtemp(path.join(tmpdir(), 'skillreg space '));
     dirs.push(parent);

@@ -170,6 +170,14 @@ describe('errors are RFC 9457 problems', () => {
     });
     expectProblem(res, 404);
     expect(res.headers['x-request-id']).toBe('trace-404-abc');
+    const refused = await ctx.app.inject({
+      method: 'POST',
+      url: '/skills',
+      headers: { 'x-request-id': 'trace-401-abc', 'content-type': 'text/markdown' },
+      payload: '# x',
+    });
+    expectProblem(refused, 401);
+    expect(refused.headers['x-request-id']).toBe('trace-401-abc');
   });
 });
 

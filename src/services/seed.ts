@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import semver from 'semver';
 import { prepareBundle } from '../bundle/prepare.js';
 import type { BundleLimits } from '../bundle/types.js';
+import { chooseVersion } from '../bundle/version.js';
 import { AppError } from '../errors.js';
 import type { SkillsRepository } from '../storage/skills-repository.js';
 import { readSkillFolder } from './skill-folder.js';
@@ -34,7 +35,11 @@ export async function loadSeeds(
     const folder = path.join(seedDir, entry);
     try {
       const prepared = prepareBundle(await readSkillFolder(folder), { limits });
-      const seedVersion = prepared.skill.metadataVersion ?? '1.0.0';
+      // The same version rules as a publish (e.g. "1.0" reads as 1.0.0), so the comparison below cannot throw.
+      const seedVersion = chooseVersion({
+        metadataVersion: prepared.skill.metadataVersion ?? '1.0.0',
+        existing: [],
+      }).version;
       const existing = await skills.versions(prepared.skill.name).catch(() => []);
       const newer = existing.find((summary) => semver.gt(summary.version, seedVersion));
       if (newer) {
