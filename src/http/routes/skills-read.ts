@@ -28,7 +28,8 @@ const TEXT_TYPES = /^(text\/|application\/(json|xml|yaml|x-yaml|javascript|x-sh|
 
 /** Content type of a bundled file: by extension, with charset for text; unknown files are bytes. */
 export function contentTypeFor(path: string, bytes?: Uint8Array): string {
-  const type = mime.lookup(path) || (bytes && looksLikeText(bytes) ? 'text/plain' : 'application/octet-stream');
+  const type =
+    mime.lookup(path) || (bytes && looksLikeText(bytes) ? 'text/plain' : 'application/octet-stream');
   return TEXT_TYPES.test(type) ? `${type}; charset=utf-8` : type;
 }
 
