@@ -15,6 +15,7 @@ import { finishOpenApi } from './http/openapi.js';
 import authPlugin from './http/plugins/auth.js';
 import errorsPlugin from './http/plugins/errors.js';
 import metricsPlugin from './http/plugins/metrics.js';
+import rateLimitPlugin from './http/plugins/rate-limit.js';
 import registryContext from './http/plugins/registry-context.js';
 import agentRoutes from './http/routes/agent.js';
 import auditRoutes from './http/routes/audit.js';
@@ -92,6 +93,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await app.register(metricsPlugin);
     await app.register(errorsPlugin);
     await app.register(authPlugin);
+    // After auth (limits are keyed by the authenticated token) and before swagger and the routes.
+    await app.register(rateLimitPlugin);
     await app.register(multipart, {
       preservePath: true,
       limits: {
@@ -121,6 +124,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
           { name: 'publish', description: 'Publishing bundles' },
           { name: 'versions', description: 'Versions, dist-tags and yanks' },
           { name: 'tokens', description: 'Tokens and the audit log (admin)' },
+          {
+            name: 'agents',
+            description: 'What agents consume: prompt fragment, tool definitions, discovery',
+          },
           { name: 'operations', description: 'Health and documentation' },
         ],
       },

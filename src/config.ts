@@ -12,6 +12,29 @@ const unsetIfEmpty = <T extends z.ZodType>(schema: T) =>
   z.preprocess((value) => (value === '' ? undefined : value), schema);
 
 const positiveInt = (fallback: number) => unsetIfEmpty(z.coerce.number().int().positive().default(fallback));
+/** A count where 0 switches the feature off (rate limits). */
+const countOrOff = (fallback: number) => unsetIfEmpty(z.coerce.number().int().min(0).default(fallback));
+
+/**
+ * Requests allowed per window; 0 turns a limit off. Counted in memory by each process, so with N
+ * replicas behind a load balancer a client may get up to N times these figures.
+ */
+export interface RateLimits {
+  /** Writes (publish, tag moves, yanks, token changes) per token, or per address without one. */
+  writes: number;
+  /** Reads per token or address; 0 (the default) leaves reads unlimited. */
+  reads: number;
+  /** Refused credentials (401 with an Authorization header) per address before it gets 429s. */
+  authFailures: number;
+  windowSeconds: number;
+}
+
+export const DEFAULT_RATE_LIMITS: RateLimits = {
+  writes: 600,
+  reads: 0,
+  authFailures: 30,
+  windowSeconds: 60,
+};
 
 const envSchema = z.object({
   PORT: unsetIfEmpty(z.coerce.number().int().min(0).max(65535).default(3000)),
@@ -44,6 +67,12 @@ const envSchema = z.object({
   SKILLREG_MAX_BUNDLE_BYTES: positiveInt(DEFAULT_LIMITS.maxUncompressedBytes),
   SKILLREG_MAX_FILES: positiveInt(DEFAULT_LIMITS.maxFiles),
   SKILLREG_MAX_SKILL_MD_BYTES: positiveInt(DEFAULT_LIMITS.maxSkillMdBytes),
+  SKILLREG_RATE_LIMIT_WRITES: countOrOff(DEFAULT_RATE_LIMITS.writes),
+  SKILLREG_RATE_LIMIT_READS: countOrOff(DEFAULT_RATE_LIMITS.reads),
+  SKILLREG_RATE_LIMIT_AUTH_FAILURES: countOrOff(DEFAULT_RATE_LIMITS.authFailures),
+  SKILLREG_RATE_LIMIT_WINDOW_SECONDS: unsetIfEmpty(
+    z.coerce.number().int().min(1).max(86_400).default(DEFAULT_RATE_LIMITS.windowSeconds),
+  ),
   LOG_LEVEL: unsetIfEmpty(
     z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   ),
@@ -63,6 +92,7 @@ export interface Config {
   limits: BundleLimits;
   /** Largest request body accepted, derived from the bundle limit (archives are smaller than their content). */
   bodyLimit: number;
+  rateLimits: RateLimits;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -106,6 +136,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     limits,
     // Multipart framing and base64-free binary bodies stay close to the content size; leave headroom.
     bodyLimit: limits.maxUncompressedBytes + 1024 * 1024,
+    rateLimits: {
+      writes: values.SKILLREG_RATE_LIMIT_WRITES,
+      reads: values.SKILLREG_RATE_LIMIT_READS,
+      authFailures: values.SKILLREG_RATE_LIMIT_AUTH_FAILURES,
+      windowSeconds: values.SKILLREG_RATE_LIMIT_WINDOW_SECONDS,
+    },
     logLevel: values.LOG_LEVEL,
   };
 }

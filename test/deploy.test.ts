@@ -8,6 +8,7 @@ import {
   baseEnv,
   exitOf,
   freePort,
+  layOutImage,
   REPO_ROOT,
   readDockerfile,
   runToExit,
@@ -49,10 +50,13 @@ function envFile(text: string): Record<string, string> {
 describe('Dockerfile', () => {
   it('builds in stages and runs as a non-root user with production dependencies only', () => {
     const froms = dockerfile.instructions.filter((i) => i.keyword === 'FROM');
-    expect(froms.length).toBeGreaterThanOrEqual(2);
+    expect(froms.map((from) => from.args.split(/\s+AS\s+/i)[1])).toEqual(['build', 'deps', 'runtime']);
     expect(froms.at(-1)!.args).toMatch(/alpine/);
-    const install = dockerfile.instructions.find((i) => i.keyword === 'RUN' && /npm ci/.test(i.args));
-    expect(install?.args).toContain('--omit=dev');
+    const installs = dockerfile.instructions.filter((i) => i.keyword === 'RUN' && /npm ci/.test(i.args));
+    expect(installs.map((i) => i.args)).toEqual([
+      expect.stringContaining('--ignore-scripts'),
+      expect.stringMatching(/--omit=dev.*--ignore-scripts|--ignore-scripts.*--omit=dev/),
+    ]);
     const users = dockerfile.runtime.filter((i) => i.keyword === 'USER');
     expect(users.at(-1)?.args).toBe('node');
     expect(dockerfile.runtime.some((i) => i.keyword === 'ENTRYPOINT')).toBe(false);
@@ -67,14 +71,23 @@ describe('Dockerfile', () => {
     expect(() => loadConfig(dockerfile.env)).not.toThrow();
   });
 
-  it('copies the code, the migrations and the seed skills, and the build context sends them', () => {
-    const copied = dockerfile.runtime
+  it('copies the compiled code, the migrations and the seed skills, and the build context sends them', () => {
+    const runtimeCopies = dockerfile.runtime.filter((i) => i.keyword === 'COPY').map((i) => i.args);
+    expect(runtimeCopies).toEqual(
+      expect.arrayContaining([
+        '--from=deps /app/node_modules ./node_modules',
+        '--from=build /app/dist ./dist',
+        'migrations ./migrations',
+        'skills-seed ./skills-seed',
+      ]),
+    );
+    const sources = dockerfile.instructions
       .filter((i) => i.keyword === 'COPY' && !i.args.startsWith('--from'))
       .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
-    for (const needed of ['package.json', 'src', 'migrations', 'skills-seed', 'bin']) {
-      expect(copied, needed).toContain(needed);
+    for (const needed of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src']) {
+      expect(sources, needed).toContain(needed);
     }
-    for (const source of copied) {
+    for (const source of sources) {
       expect(existsSync(path.join(REPO_ROOT, source)), source).toBe(true);
       expect(dockerIgnored(source), `${source} is excluded by .dockerignore`).toBe(false);
     }
@@ -83,11 +96,17 @@ describe('Dockerfile', () => {
     }
   });
 
-  it('runs what npm start runs, with Node as the process that receives SIGTERM', () => {
-    expect(dockerfile.cmd).toEqual(['node', '--import', 'tsx', 'src/server.ts']);
+  it('runs the compiled server, whose migrations resolve as in the repository', () => {
+    expect(dockerfile.cmd).toEqual(['node', '--enable-source-maps', 'dist/server.js']);
+    const build = dockerfile.instructions.find((i) => i.keyword === 'RUN' && i.args === 'npm run build');
+    expect(build).toBeDefined();
     const pkg = JSON.parse(read('package.json'));
-    expect(pkg.scripts.start).toBe('tsx src/server.ts');
-    expect(Object.keys(pkg.dependencies)).toContain('tsx');
+    expect(pkg.scripts.build).toBe('tsc -p tsconfig.build.json');
+    // rootDir src -> outDir dist: dist/db/client.js sits where src/db/client.ts does, so its
+    // ../../migrations is /app/migrations in the image.
+    const tsconfig = JSON.parse(read('tsconfig.build.json'));
+    expect(tsconfig.compilerOptions).toMatchObject({ rootDir: 'src', outDir: 'dist' });
+    expect(read('src/db/client.ts')).toContain("new URL('../../migrations', import.meta.url)");
   });
 
   it('checks /livez with Node itself (no curl in the image)', () => {
@@ -153,16 +172,28 @@ describe('docker-compose.yml', () => {
 describe("the image's commands, run here", () => {
   let testDatabase: TestDatabase;
   let dataDir: Awaited<ReturnType<typeof tempDir>>;
+  let workdir: Awaited<ReturnType<typeof tempDir>>;
+  let build: { code: number | null; output: string };
   beforeAll(async () => {
     testDatabase = await createTestDatabase();
-    dataDir = await tempDir('skillreg-deploy-');
-  });
+    dataDir = await tempDir('skillreg-deploy-data-');
+    // The image's /app: `npm run build` output, node_modules, package.json, migrations, skills-seed.
+    workdir = await tempDir('skillreg-deploy-app-');
+    ({ build } = await layOutImage(dockerfile, workdir.path));
+  }, 180_000);
   afterAll(async () => {
     await testDatabase?.drop();
     await dataDir?.remove();
+    await workdir?.remove();
+  });
+
+  it('npm run build compiles', () => {
+    expect(build.code, build.output).toBe(0);
+    expect(existsSync(path.join(workdir.path, 'dist/server.js'))).toBe(true);
   });
 
   it('CMD serves /livez, the HEALTHCHECK passes, SIGTERM exits 0 within 10 s, then the HEALTHCHECK fails', async () => {
+    expect(build.code, build.output).toBe(0);
     const port = await freePort();
     const env = baseEnv({
       ...dockerfile.env,
@@ -171,19 +202,19 @@ describe("the image's commands, run here", () => {
       // PostgreSQL as in compose when the tests have one, else the embedded database.
       ...(testDatabase.url ? { DATABASE_URL: testDatabase.url } : {}),
     });
-    const server = spawnCommand(dockerfile.cmd, env);
+    const server = spawnCommand(dockerfile.cmd, env, workdir.path);
     try {
       await waitForLive(`http://127.0.0.1:${port}`, server);
       const ready = await (await fetch(`http://127.0.0.1:${port}/readyz`)).json();
       expect(ready).toEqual({ status: 'ok', database: testDatabase.url ? 'postgres' : 'pglite' });
-      // The seed skills were copied into the image and loaded at start.
+      // The migrations and the seed skills were found where the image puts them.
       const catalogue = await (await fetch(`http://127.0.0.1:${port}/skills`)).json();
       expect(catalogue.items.length).toBeGreaterThan(0);
       // Not a terminal and NODE_ENV=production: one JSON object per line.
       const firstLine = server.output().split('\n')[0]!;
       expect(() => JSON.parse(firstLine), firstLine).not.toThrow();
 
-      expect(await runToExit(dockerfile.healthcheck, { ...env })).toBe(0);
+      expect(await runToExit(dockerfile.healthcheck, { ...env }, 15_000, workdir.path)).toBe(0);
 
       const started = Date.now();
       server.kill('SIGTERM');
@@ -192,7 +223,7 @@ describe("the image's commands, run here", () => {
       expect(Date.now() - started).toBeLessThan(10_000);
       expect(server.output()).toContain('shutting down');
 
-      expect(await runToExit(dockerfile.healthcheck, { ...env })).toBe(1);
+      expect(await runToExit(dockerfile.healthcheck, { ...env }, 15_000, workdir.path)).toBe(1);
     } finally {
       if (server.exitCode === null) server.kill('SIGKILL');
     }

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeTarGz } from '../src/bundle/archive-write.js';
 import { files, skillMd, uniqueName } from './helpers/bundles.js';
@@ -8,16 +10,19 @@ import {
   connectionRefused,
   exitOf,
   freePort,
-  readDockerfile,
+  REPO_ROOT,
   spawnCommand,
   tempDir,
   waitForLive,
 } from './helpers/server-process.js';
 
-// The real process, started with the image's command: SIGTERM must let an in-flight request finish
-// (including its database write), refuse new connections, and exit 0 within 10 seconds.
+// The real process, started as `npm start` starts it (deploy.test.ts does the same with the image's
+// compiled command): SIGTERM must let an in-flight request finish (including its database write),
+// refuse new connections, and exit 0 within 10 seconds.
 
-const { cmd } = readDockerfile();
+const [bin, ...args] = (JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).scripts
+  .start as string).split(' ');
+const cmd = [path.join(REPO_ROOT, 'node_modules/.bin', bin!), ...args];
 
 let testDatabase: TestDatabase;
 let dataDir: Awaited<ReturnType<typeof tempDir>>;

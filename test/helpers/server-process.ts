@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { cpSync, readFileSync, symlinkSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -28,8 +28,7 @@ export function readDockerfile(file = path.join(REPO_ROOT, 'Dockerfile')): Docke
   let current = '';
   for (const raw of readFileSync(file, 'utf8').split('\n')) {
     const line = raw.trimEnd();
-    if (current === '' && /^\s*#/.test(line)) continue;
-    if (/^\s*#/.test(line)) continue; // comment lines inside a continuation are dropped too
+    if (/^\s*#/.test(line)) continue; // comments, also between continuation lines
     if (line.endsWith('\\')) {
       current += `${line.slice(0, -1)} `;
       continue;
@@ -85,10 +84,11 @@ export async function freePort(): Promise<number> {
 export function spawnCommand(
   argv: string[],
   env: Record<string, string | undefined>,
+  cwd = REPO_ROOT,
 ): ChildProcess & { output: () => string } {
   const [command, ...args] = argv;
   const child = spawn(command === 'node' ? process.execPath : command!, args, {
-    cwd: REPO_ROOT,
+    cwd,
     env: env as NodeJS.ProcessEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -114,8 +114,9 @@ export async function runToExit(
   argv: string[],
   env: Record<string, string | undefined>,
   timeoutMs = 15_000,
+  cwd = REPO_ROOT,
 ): Promise<number | null> {
-  const child = spawnCommand(argv, env);
+  const child = spawnCommand(argv, env, cwd);
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   const { code } = await exitOf(child);
   clearTimeout(timer);
@@ -168,4 +169,41 @@ export function connectionRefused(port: number): Promise<boolean> {
     });
     socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
   });
+}
+
+/**
+ * Lays out the runtime image's WORKDIR in a temporary folder by following the runtime stage's COPY
+ * instructions: `--from=build` output comes from `npm run build` (into this folder), `--from=deps`
+ * node_modules is the repository's, and every other source is copied from the repository.
+ */
+export async function layOutImage(
+  dockerfile: Dockerfile,
+  into: string,
+): Promise<{ build: { code: number | null; output: string } }> {
+  let build = { code: 0 as number | null, output: '' };
+  for (const copy of dockerfile.runtime.filter((i) => i.keyword === 'COPY')) {
+    const words = copy.args.split(/\s+/);
+    const from = /^--from=(\S+)$/.exec(words[0]!)?.[1];
+    const paths = words.filter((word) => !word.startsWith('--'));
+    const destination = paths.at(-1)!;
+    if (from === 'build') {
+      // The build stage runs `npm run build` in /app; its dist/ lands here.
+      const child = spawnCommand(
+        ['npm', 'run', 'build', '--', '--outDir', path.join(into, destination)],
+        { ...process.env },
+      );
+      const { code } = await exitOf(child);
+      build = { code, output: child.output() };
+    } else if (from === 'deps') {
+      symlinkSync(path.join(REPO_ROOT, 'node_modules'), path.join(into, destination), 'dir');
+    } else if (from !== undefined) {
+      throw new Error(`unknown stage in ${copy.args}`);
+    } else {
+      for (const source of paths.slice(0, -1)) {
+        const target = destination.endsWith('/') ? path.join(into, destination, source) : path.join(into, destination);
+        cpSync(path.join(REPO_ROOT, source), target, { recursive: true });
+      }
+    }
+  }
+  return { build };
 }

@@ -1,0 +1,121 @@
+/**
+ * Seeds N synthetic skills straight into the database in batched statements (publishing 100,000
+ * skills through HTTP would take longer than the benchmark itself). Rows are exactly what a publish
+ * stores: SKILL.md parsed and digested by the same prepareBundle as the server, one version per skill,
+ * its blob and file row, and an automatic `latest` tag; the revision goes up once at the end.
+ *
+ * Token counts: the description entry is counted exactly (o200k); the body count is estimated as
+ * characters / 4, which only feeds informational fields (counting 100,000 bodies would dominate the seed).
+ */
+import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { prepareBundle } from '../src/bundle/prepare.js';
+import { DEFAULT_LIMITS } from '../src/bundle/types.js';
+import { fileDigest } from '../src/bundle/digest.js';
+import type { Database } from '../src/db/client.js';
+import { blobs, distTags, registryState, skills, skillVersions, versionFiles } from '../src/db/schema.js';
+import { countCatalogueEntryTokens } from '../src/render/token-count.js';
+
+/** Words descriptions are drawn from; search terms in the benchmark come from here too. */
+export const TOPICS = [
+  'kubernetes', 'terraform', 'postgres', 'react', 'python', 'rust', 'golang', 'docker', 'graphql', 'kafka',
+  'redis', 'spark', 'pandas', 'excel', 'powerpoint', 'pdf', 'invoice', 'contract', 'security', 'audit',
+  'logging', 'metrics', 'tracing', 'billing', 'payments', 'onboarding', 'release', 'changelog', 'migration',
+  'accessibility', 'localization', 'testing', 'benchmark', 'profiling', 'caching', 'search', 'embedding',
+  'prompt', 'webhook', 'oauth', 'saml', 'ldap', 'backup', 'restore', 'incident', 'runbook', 'compliance',
+  'gdpr', 'hipaa', 'figma', 'slack', 'jira', 'github', 'gitlab', 'jenkins', 'ansible', 'helm', 'istio',
+  'nginx', 'lambda', 'bigquery', 'snowflake', 'dbt', 'airflow', 'tableau', 'latex', 'markdown', 'diagram',
+];
+const VERBS = ['review', 'write', 'debug', 'deploy', 'design', 'document', 'refactor', 'analyse', 'monitor', 'migrate'];
+const NOUNS = ['pipelines', 'reports', 'schemas', 'dashboards', 'queries', 'configs', 'clusters', 'templates', 'workflows', 'APIs'];
+
+function pick<T>(list: readonly T[], n: number): T {
+  return list[n % list.length]!;
+}
+
+/** Deterministic skill i: a name, a description of ~150 characters and a body of about `bodyBytes`. */
+export function syntheticSkill(i: number, bodyBytes = 1_024): { name: string; text: string } {
+  const a = pick(TOPICS, i);
+  const b = pick(TOPICS, Math.floor(i / TOPICS.length) + 7);
+  const verb = pick(VERBS, Math.floor(i / 3));
+  const noun = pick(NOUNS, Math.floor(i / 7));
+  const name = `${a}-${verb}-${i.toString(36)}`;
+  const description = `Use when asked to ${verb} ${a} ${noun} or ${b} ${noun}; covers conventions, checks and common mistakes (variant ${i}).`;
+  const paragraph = `When you ${verb} ${a} ${noun}, read the existing ${noun} first, keep changes small and explain each step. Check ${b} integration and run the tests before finishing.\n\n`;
+  let body = `# ${name}\n\n`;
+  while (body.length < bodyBytes) body += paragraph;
+  const text = `---\nname: ${name}\ndescription: ${JSON.stringify(description)}\nmetadata:\n  version: "1.0.0"\n---\n\n${body}`;
+  return { name, text };
+}
+
+export interface SeedOptions {
+  count: number;
+  /** First index (seeding can be resumed or extended). */
+  start?: number;
+  batch?: number;
+  bodyBytes?: number;
+  onProgress?: (done: number) => void;
+}
+
+/** Inserts skills start..start+count-1; returns how many were inserted. */
+export async function seedSkills(database: Database, options: SeedOptions): Promise<number> {
+  const { db } = database;
+  const start = options.start ?? 0;
+  const batch = options.batch ?? 1_000;
+  let inserted = 0;
+  for (let offset = 0; offset < options.count; offset += batch) {
+    const size = Math.min(batch, options.count - offset);
+    const skillRows: (typeof skills.$inferInsert)[] = [];
+    const versionRows: (typeof skillVersions.$inferInsert)[] = [];
+    const blobRows: (typeof blobs.$inferInsert)[] = [];
+    const fileRows: (typeof versionFiles.$inferInsert)[] = [];
+    const tagRows: (typeof distTags.$inferInsert)[] = [];
+    for (let k = 0; k < size; k++) {
+      const { text } = syntheticSkill(start + offset + k, options.bodyBytes);
+      const bytes = Buffer.from(text);
+      const prepared = prepareBundle([{ path: 'SKILL.md', bytes, mode: 0o644 }], { limits: DEFAULT_LIMITS });
+      const { skill } = prepared;
+      const skillId = randomUUID();
+      const versionId = randomUUID();
+      const blobDigest = fileDigest(bytes);
+      skillRows.push({ id: skillId, name: skill.name });
+      versionRows.push({
+        id: versionId,
+        skillId,
+        version: '1.0.0',
+        digest: prepared.digest,
+        name: skill.name,
+        description: skill.description,
+        frontmatter: skill.frontmatter,
+        body: skill.body,
+        skillMdSize: bytes.byteLength,
+        totalSize: bytes.byteLength,
+        fileCount: 1,
+        tokensDescription: countCatalogueEntryTokens(skill.name, skill.description),
+        tokensBody: Math.ceil(skill.body.length / 4),
+        warnings: skill.warnings,
+        publishedBy: 'bench-seed',
+      });
+      blobRows.push({ digest: blobDigest, size: bytes.byteLength, content: bytes });
+      fileRows.push({ versionId, path: 'SKILL.md', blobDigest, size: bytes.byteLength, mode: 0o644 });
+      tagRows.push({ skillId, tag: 'latest', versionId, pinned: false });
+    }
+    await db.transaction(async (tx) => {
+      await tx.insert(skills).values(skillRows).onConflictDoNothing();
+      await tx.insert(skillVersions).values(versionRows);
+      await tx.insert(blobs).values(blobRows).onConflictDoNothing();
+      await tx.insert(versionFiles).values(fileRows);
+      await tx.insert(distTags).values(tagRows);
+    });
+    inserted += size;
+    options.onProgress?.(inserted);
+  }
+  await db.transaction(async (tx) => {
+    await tx
+      .update(registryState)
+      .set({ revision: sql`${registryState.revision} + 1`, updatedAt: new Date() })
+      .where(sql`${registryState.id} = 1`);
+  });
+  await db.execute(sql`analyze`);
+  return inserted;
+}
