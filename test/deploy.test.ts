@@ -84,7 +84,13 @@ describe('Dockerfile', () => {
     const sources = dockerfile.instructions
       .filter((i) => i.keyword === 'COPY' && !i.args.startsWith('--from'))
       .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
-    for (const needed of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src']) {
+    for (const needed of [
+      'package.json',
+      'package-lock.json',
+      'tsconfig.json',
+      'tsconfig.build.json',
+      'src',
+    ]) {
       expect(sources, needed).toContain(needed);
     }
     for (const source of sources) {
@@ -122,6 +128,8 @@ describe('Dockerfile', () => {
 
 describe('docker-compose.yml', () => {
   const compose = parse(read('docker-compose.yml'));
+  /** A compose interpolation, `${...}`, written as it appears in the file. */
+  const variable = (expression: string) => `\${${expression}}`;
 
   it('runs PostgreSQL on a named volume with a pg_isready healthcheck', () => {
     const postgres = compose.services.postgres;
@@ -140,16 +148,21 @@ describe('docker-compose.yml', () => {
     expect(registry.build).toBe('.');
     expect(registry.depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
     const url = new URL(
-      (registry.environment.DATABASE_URL as string).replace('${POSTGRES_PASSWORD:-skillreg}', 'secret'),
+      (registry.environment.DATABASE_URL as string).replace(
+        variable('POSTGRES_PASSWORD:-skillreg'),
+        'secret',
+      ),
     );
     expect(url.protocol).toBe('postgres:');
     expect(url.hostname).toBe('postgres');
     expect(url.port).toBe('5432');
     expect(url.username).toBe(compose.services.postgres.environment.POSTGRES_USER);
     expect(url.pathname).toBe(`/${compose.services.postgres.environment.POSTGRES_DB}`);
-    expect(compose.services.postgres.environment.POSTGRES_PASSWORD).toBe('${POSTGRES_PASSWORD:-skillreg}');
+    expect(compose.services.postgres.environment.POSTGRES_PASSWORD).toBe(
+      variable('POSTGRES_PASSWORD:-skillreg'),
+    );
     expect(registry.environment).toMatchObject({ HOST: '0.0.0.0', PORT: '3000' });
-    expect(registry.ports).toEqual(['${SKILLREG_PORT:-3000}:3000']);
+    expect(registry.ports).toEqual([`${variable('SKILLREG_PORT:-3000')}:3000`]);
     expect(registry.env_file).toEqual([{ path: '.env', required: false }]);
     // Longer than the 10 s drain, so SIGKILL never cuts a drain short.
     expect(Number.parseInt(registry.stop_grace_period, 10)).toBeGreaterThan(10);
@@ -163,7 +176,11 @@ describe('docker-compose.yml', () => {
     expect(example.SKILLREG_ADMIN_TOKEN).toBe(''); // no default secret
     // As committed (token empty) and as filled in, the registry's configuration loads.
     expect(() => loadConfig({ ...example, ...dockerfile.env })).not.toThrow();
-    const filled = { ...example, SKILLREG_ADMIN_TOKEN: 'a'.repeat(64), DATABASE_URL: 'postgres://u:p@postgres/db' };
+    const filled = {
+      ...example,
+      SKILLREG_ADMIN_TOKEN: 'a'.repeat(64),
+      DATABASE_URL: 'postgres://u:p@postgres/db',
+    };
     expect(loadConfig({ ...dockerfile.env, ...filled }).adminToken).toBe('a'.repeat(64));
     expect(read('.gitignore').split('\n')).toContain('.env');
   });

@@ -92,7 +92,8 @@ describe('terminal or JSON', () => {
     else delete (process.stdout as { isTTY?: boolean }).isTTY;
     vi.unstubAllEnvs();
   });
-  const withTty = (isTTY: boolean) => Object.defineProperty(process.stdout, 'isTTY', { value: isTTY, configurable: true });
+  const withTty = (isTTY: boolean) =>
+    Object.defineProperty(process.stdout, 'isTTY', { value: isTTY, configurable: true });
   const transportOf = () => (loggerOptions(testConfig()) as { transport?: { target: string } }).transport;
 
   it('is pino-pretty for a person at a terminal, JSON otherwise and always in production', () => {

@@ -20,8 +20,9 @@ import {
 // compiled command): SIGTERM must let an in-flight request finish (including its database write),
 // refuse new connections, and exit 0 within 10 seconds.
 
-const [bin, ...args] = (JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).scripts
-  .start as string).split(' ');
+const [bin, ...args] = (
+  JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).scripts.start as string
+).split(' ');
 const cmd = [path.join(REPO_ROOT, 'node_modules/.bin', bin!), ...args];
 
 let testDatabase: TestDatabase;
@@ -94,7 +95,9 @@ describe('SIGTERM', () => {
           response.on('data', (chunk: string) => {
             body += chunk;
           });
-          response.on('end', () => answered({ status: response.statusCode!, headers: response.headers, body }));
+          response.on('end', () =>
+            answered({ status: response.statusCode!, headers: response.headers, body }),
+          );
         },
       );
       request.on('error', failed);

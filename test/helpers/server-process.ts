@@ -188,10 +188,9 @@ export async function layOutImage(
     const destination = paths.at(-1)!;
     if (from === 'build') {
       // The build stage runs `npm run build` in /app; its dist/ lands here.
-      const child = spawnCommand(
-        ['npm', 'run', 'build', '--', '--outDir', path.join(into, destination)],
-        { ...process.env },
-      );
+      const child = spawnCommand(['npm', 'run', 'build', '--', '--outDir', path.join(into, destination)], {
+        ...process.env,
+      });
       const { code } = await exitOf(child);
       build = { code, output: child.output() };
     } else if (from === 'deps') {
@@ -200,7 +199,9 @@ export async function layOutImage(
       throw new Error(`unknown stage in ${copy.args}`);
     } else {
       for (const source of paths.slice(0, -1)) {
-        const target = destination.endsWith('/') ? path.join(into, destination, source) : path.join(into, destination);
+        const target = destination.endsWith('/')
+          ? path.join(into, destination, source)
+          : path.join(into, destination);
         cpSync(path.join(REPO_ROOT, source), target, { recursive: true });
       }
     }
