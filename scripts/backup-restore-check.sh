@@ -23,7 +23,7 @@ base=${SOURCE_URL%%\?*}
 params=${SOURCE_URL#"$base"}
 RESTORE_DB=${RESTORE_DB:-skillreg_restore_check_$(date +%s)_$$}
 TARGET_URL="${base%/*}/${RESTORE_DB}${params}"
-DUMP=${DUMP_FILE:-$(mktemp -t skillreg-backup-XXXXXX.dump)}
+DUMP=${DUMP_FILE:-$(mktemp "${TMPDIR:-/tmp}/skillreg-backup.XXXXXX")}
 
 cleanup() {
   if [[ "${KEEP_RESTORED:-0}" != 1 ]]; then
@@ -33,18 +33,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
-elapsed_ms() { echo $((($(date +%s%N) - $1) / 1000000)); }
+now_us() { echo "${EPOCHREALTIME/[.,]/}"; }  # bash 5; microseconds
+elapsed_ms() { echo $((($(now_us) - $1) / 1000)); }
 redact() { sed -E 's#(://[^:/@]+):[^@]*@#\1:***@#'; }
 
 echo "source:   $(redact <<<"$SOURCE_URL")"
 echo "== pg_dump (custom format)"
-start=$(date +%s%N)
+start=$(now_us)
 pg_dump --format=custom --no-owner --no-privileges --file="$DUMP" "$SOURCE_URL"
 echo "dump:     $DUMP ($(wc -c <"$DUMP" | tr -d ' ') bytes) in $(elapsed_ms "$start") ms"
 
 echo "== pg_restore into a fresh database"
 psql "$SOURCE_URL" -qAt -v ON_ERROR_STOP=1 -c "create database \"$RESTORE_DB\"" >/dev/null
-start=$(date +%s%N)
+start=$(now_us)
 pg_restore --no-owner --no-privileges --exit-on-error --dbname="$TARGET_URL" "$DUMP"
 echo "restored: $(redact <<<"$TARGET_URL") in $(elapsed_ms "$start") ms"
 

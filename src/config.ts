@@ -73,6 +73,8 @@ const envSchema = z.object({
   SKILLREG_RATE_LIMIT_WINDOW_SECONDS: unsetIfEmpty(
     z.coerce.number().int().min(1).max(86_400).default(DEFAULT_RATE_LIMITS.windowSeconds),
   ),
+  /** Memory for the in-process read cache, in MiB; 0 keeps nothing (every read goes to the database). */
+  SKILLREG_CACHE_MB: unsetIfEmpty(z.coerce.number().int().min(0).max(65_536).default(64)),
   LOG_LEVEL: unsetIfEmpty(
     z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   ),
@@ -93,6 +95,8 @@ export interface Config {
   /** Largest request body accepted, derived from the bundle limit (archives are smaller than their content). */
   bodyLimit: number;
   rateLimits: RateLimits;
+  /** Bytes the in-process read cache may hold (SKILLREG_CACHE_MB). */
+  cacheBytes: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -142,6 +146,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       authFailures: values.SKILLREG_RATE_LIMIT_AUTH_FAILURES,
       windowSeconds: values.SKILLREG_RATE_LIMIT_WINDOW_SECONDS,
     },
+    cacheBytes: values.SKILLREG_CACHE_MB * 1024 * 1024,
     logLevel: values.LOG_LEVEL,
   };
 }

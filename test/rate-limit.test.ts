@@ -1,8 +1,9 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_RATE_LIMITS, loadConfig } from '../src/config.js';
+import type { Scope } from '../src/storage/tokens-repository.js';
 import { files, publish, skillMd, uniqueName } from './helpers/bundles.js';
-import { adminAuth, createTestApp, type TestApp } from './helpers/context.js';
+import { createTestApp, type TestApp } from './helpers/context.js';
 
 const bearer = (secret: string) => ({ authorization: `Bearer ${secret}` });
 const bundleOf = (name: string, body = 'Do the thing.\n') =>
@@ -27,10 +28,9 @@ function expect429(res: LightMyRequestResponse, limit: string) {
   return problem as { max: number; windowSeconds: number; detail: string };
 }
 
-async function createToken(app: FastifyInstance, name: string, scopes: string[] = ['publish']) {
-  const res = await app.inject({ method: 'POST', url: '/tokens', headers: adminAuth, payload: { name, scopes } });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json() as { id: string; secret: string };
+/** Straight through the repository: creating tokens over HTTP would spend the admin token's write budget. */
+async function createToken(app: FastifyInstance, name: string, scopes: Scope[] = ['publish']) {
+  return app.repositories.tokens.create({ name, scopes, actor: 'test' });
 }
 
 describe('configuration', () => {
@@ -181,7 +181,8 @@ describe('write limit (per token)', () => {
 
   it('leaves reads, probes and MCP unlimited and without RateLimit headers', async () => {
     const name = uniqueName('readable');
-    expect((await publish(ctx.app, bundleOf(name))).statusCode).toBe(201);
+    const ci = await createToken(ctx.app, 'ci-reads');
+    expect((await publish(ctx.app, bundleOf(name), { headers: bearer(ci.secret) })).statusCode).toBe(201);
     for (let i = 0; i < 30; i += 1) {
       const res = await ctx.app.inject(`/skills/${name}/content`);
       expect(res.statusCode).toBe(200);

@@ -17,6 +17,11 @@ export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 export interface Database {
   db: Db;
   kind: 'postgres' | 'pglite';
+  /**
+   * The postgres:// URL (PostgreSQL only): the read cache opens one dedicated connection with it to
+   * LISTEN for other replicas' writes. PGlite has no URL: every writer is in this process.
+   */
+  url?: string;
   /** Throws when the database does not answer; used by /readyz. */
   ping(): Promise<void>;
   /** Applies pending migrations under a cluster-wide advisory lock. */
@@ -47,16 +52,47 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     : openPglite(options.dataDir ?? 'memory://');
 }
 
+/**
+ * How long a new connection may take before the request fails (503). A stopped server refuses at
+ * once (ECONNREFUSED); this bounds the case of a host that no longer answers at all.
+ */
+const CONNECT_TIMEOUT_MS = 5_000;
+/** /readyz: longest wait for `select 1` on a connection that is open but may be dead. */
+const PING_TIMEOUT_MS = 2_000;
+/** pg reads a per-query `query_timeout` (lib/client.js), which @types/pg does not declare. */
+const PING_QUERY = { text: 'select 1', query_timeout: PING_TIMEOUT_MS };
+
 async function openPostgres(url: string, poolSize: number): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000 });
-  // An idle client that loses its server emits 'error'; without a listener that would crash the process.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    // TCP keepalive notices a peer that vanished without closing the connection (host or network gone).
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
+  // A client that loses its server emits 'error'. The pool listens on idle clients; a checked-out one
+  // (inside a transaction, between two statements) has no listener and would crash the process. Its
+  // queries fail anyway and the pool discards it on release, so the event itself can be ignored.
   pool.on('error', () => {});
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   const db = drizzleNodePg({ client: pool, schema }) as unknown as Db;
   return {
     db,
     kind: 'postgres',
+    url,
     async ping() {
-      await pool.query('select 1');
+      const client = await pool.connect();
+      try {
+        await client.query(PING_QUERY);
+        client.release();
+      } catch (error) {
+        // Destroy rather than reuse a connection that did not answer.
+        client.release(true);
+        throw error;
+      }
     },
     async migrate() {
       // Session-level advisory locks belong to one connection, so migrations get a dedicated client.

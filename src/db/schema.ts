@@ -125,7 +125,13 @@ export const distTags = pgTable(
     pinned: boolean('pinned').notNull().default(false),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (table) => [primaryKey({ columns: [table.skillId, table.tag] }), index('dist_tags_tag_idx').on(table.tag)],
+  (table) => [
+    primaryKey({ columns: [table.skillId, table.tag] }),
+    index('dist_tags_tag_idx').on(table.tag),
+    // The tags of a version (catalogue rows aggregate them) and "is this version current under a tag"
+    // (search joins from matching versions): both start from the version.
+    index('dist_tags_version_tag_idx').on(table.versionId, table.tag),
+  ],
 );
 
 /** Bearer tokens; only a sha256 of the secret is stored. */
@@ -165,5 +171,10 @@ export const auditLog = pgTable(
 export const registryState = pgTable('registry_state', {
   id: integer('id').primaryKey().default(1),
   revision: bigint('revision', { mode: 'number' }).notNull().default(0),
+  /**
+   * Goes up each time recorded layer-2 loads are written. Loads do not change the catalogue, so they
+   * leave `revision` alone; renderings ordered by recency of use (budgeted prompts) key on this too.
+   */
+  loadsRevision: bigint('loads_revision', { mode: 'number' }).notNull().default(0),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
 });

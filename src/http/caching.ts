@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 
 export const IMMUTABLE = 'public, max-age=31536000, immutable';
 /** Tag and latest reads may change at any moment: caches must ask again every time. */
@@ -46,4 +47,36 @@ export function replyNotModified(
 /** Exact-version reads never change; anything resolved through a tag may. */
 export function cacheControlFor(selector: { version?: string }): string {
   return selector.version !== undefined ? IMMUTABLE : REVALIDATE;
+}
+
+/** A cached representation: the bytes to send and what they cost in the cache. */
+export interface CachedBody {
+  value: Buffer;
+  bytes: number;
+}
+
+/**
+ * The JSON bytes the route's zod response schema would produce (fastify-type-provider-zod encodes
+ * with the schema, then JSON.stringify), computed once so a cached answer skips both steps.
+ */
+export function jsonBody(schema: z.ZodType, data: unknown): CachedBody {
+  const value = Buffer.from(JSON.stringify(z.encode(schema, data)));
+  return { value, bytes: value.byteLength };
+}
+
+export function bufferBody(value: Buffer | Uint8Array | string): CachedBody {
+  const buffer =
+    typeof value === 'string'
+      ? Buffer.from(value)
+      : Buffer.isBuffer(value)
+        ? value
+        : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  return { value: buffer, bytes: buffer.byteLength };
+}
+
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** Sends pre-serialised JSON (the route's serializer is skipped for a Buffer). */
+export function sendJson(reply: FastifyReply, body: Buffer): FastifyReply {
+  return reply.type(JSON_TYPE).send(body);
 }

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { CHANGES_CHANNEL } from '../cache/change-feed.js';
 import type { Db } from '../db/client.js';
 
 /**
@@ -10,11 +11,17 @@ export class LoadRecorder {
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   private readonly listeners: ((name: string) => void)[] = [];
+  private readonly flushListeners: ((loadsRevision: number) => void)[] = [];
 
   constructor(
     private readonly db: Db,
     private readonly intervalMs = 2_000,
   ) {}
+
+  /** Calls `listener` with the new loads revision after each batch is written (the read cache). */
+  onFlushed(listener: (loadsRevision: number) => void): void {
+    this.flushListeners.push(listener);
+  }
 
   /** Calls `listener` on every recorded load, as it happens (the metrics plugin counts loads per skill). */
   onRecord(listener: (name: string) => void): void {
@@ -58,10 +65,21 @@ export class LoadRecorder {
       ),
       sql`, `,
     );
-    await this.db.execute(sql`
-      update skills set load_count = skills.load_count + loads.count,
-        last_loaded_at = greatest(skills.last_loaded_at, loads.at)
-      from (values ${rows}) as loads(name, count, at)
-      where skills.name = loads.name`);
+    // The loads revision goes up in the same statement, and every replica's read cache hears of it
+    // (budgeted prompts are ordered by recency of use).
+    const result = await this.db.execute(sql`
+      with updated as (
+        update skills set load_count = skills.load_count + loads.count,
+          last_loaded_at = greatest(skills.last_loaded_at, loads.at)
+        from (values ${rows}) as loads(name, count, at)
+        where skills.name = loads.name
+      ), bumped as (
+        update registry_state set loads_revision = loads_revision + 1 where id = 1 returning loads_revision
+      )
+      select bumped.loads_revision::text as loads_revision,
+        pg_notify(${CHANGES_CHANNEL}, 'l:' || bumped.loads_revision)
+      from bumped`);
+    const [row] = (result as unknown as { rows: { loads_revision: string }[] }).rows;
+    if (row) for (const listener of this.flushListeners) listener(Number(row.loads_revision));
   }
 }

@@ -15,6 +15,7 @@ import {
 } from '../db/schema.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js';
 import { countCatalogueEntryTokens, countTokens } from '../render/token-count.js';
+import { CHANGES_CHANNEL } from '../cache/change-feed.js';
 import { recordAudit } from './audit-repository.js';
 
 export const LATEST = 'latest';
@@ -143,19 +144,58 @@ const versionColumns = {
   fileCount: skillVersions.fileCount,
 };
 
+/** A committed write that changed what readers see: the revision it produced and the skill it changed. */
+export interface CatalogueChange {
+  revision: number;
+  skill?: string;
+}
+
+/** Transactions whose revision bump ran, with what it produced; read once the transaction commits. */
+const bumpedRevisions = new WeakMap<object, CatalogueChange>();
+
 /** Stores and reads skills. Every write is one transaction that also bumps the registry revision. */
 export class SkillsRepository {
+  private readonly changeListeners: ((change: CatalogueChange) => void)[] = [];
+
   constructor(private readonly db: Db) {}
 
   /** The catalogue revision: any write that changes what readers see increases it. */
   async revision(): Promise<number> {
-    const [row] = await this.db.select({ revision: registryState.revision }).from(registryState).limit(1);
-    return row?.revision ?? 0;
+    return (await this.state()).revision;
+  }
+
+  /** The registry_state row: catalogue revision and loads revision, one primary-key read. */
+  async state(): Promise<{ revision: number; loadsRevision: number }> {
+    const [row] = await this.db
+      .select({ revision: registryState.revision, loadsRevision: registryState.loadsRevision })
+      .from(registryState)
+      .where(eq(registryState.id, 1));
+    return { revision: Number(row?.revision ?? 0), loadsRevision: Number(row?.loadsRevision ?? 0) };
+  }
+
+  /**
+   * Calls `listener` right after each write transaction of this repository commits, before the write
+   * returns: the read cache of this process learns of its own writes without waiting for NOTIFY.
+   */
+  onChange(listener: (change: CatalogueChange) => void): void {
+    this.changeListeners.push(listener);
+  }
+
+  /** A write transaction: when it bumped the revision, listeners hear of it once it has committed. */
+  private async writeTransaction<T>(work: (tx: Db) => Promise<T>): Promise<T> {
+    let handle: object | undefined;
+    const result = await this.db.transaction(async (tx) => {
+      handle = tx;
+      return work(tx as unknown as Db);
+    });
+    const change = handle && bumpedRevisions.get(handle);
+    if (change) for (const listener of this.changeListeners) listener(change);
+    return result;
   }
 
   async publish(input: PublishInput): Promise<PublishResult> {
     const { skill, digest } = input;
-    return this.db.transaction(async (tx) => {
+    return this.writeTransaction(async (tx) => {
       // Serialises publishes of one skill across every replica, even before its row exists.
       await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`skill:${skill.name}`}))`);
       const skillId = await upsertSkill(tx, skill.name);
@@ -360,13 +400,7 @@ export class SkillsRepository {
    * must not write it), so renderings ordered by recency of use add this to their ETag.
    */
   async loadsFingerprint(): Promise<string> {
-    const [row] = await this.db
-      .select({
-        count: sql<string>`coalesce(sum(${skills.loadCount}), 0)::text`,
-        last: sql<string | null>`max(${skills.lastLoadedAt})::text`,
-      })
-      .from(skills);
-    return `${row?.count ?? 0}@${row?.last ?? ''}`;
+    return String((await this.state()).loadsRevision);
   }
 
   async files(versionId: string): Promise<FileEntry[]> {
@@ -518,7 +552,7 @@ export class SkillsRepository {
     version: string,
     actor: string,
   ): Promise<{ previous: string | null }> {
-    return this.db.transaction(async (tx) => {
+    return this.writeTransaction(async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`skill:${name}`}))`);
       const skillId = await this.skillId(name, tx);
       const previous = await this.pointTag(tx, skillId, name, tag, version, actor);
@@ -532,7 +566,7 @@ export class SkillsRepository {
     version: string,
     actor: string,
   ): Promise<{ alreadyYanked: boolean; latest: string | null }> {
-    return this.db.transaction(async (tx) => {
+    return this.writeTransaction(async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`skill:${name}`}))`);
       const skillId = await this.skillId(name, tx);
       const [row] = await tx
@@ -798,12 +832,23 @@ async function refreshLatest(tx: Db, skillId: string): Promise<void> {
 }
 
 /** Last statement of every write: the revision row is a hot spot, so its lock is held as briefly as possible. */
+/**
+ * One statement: touches the skill, bumps the revision and queues the NOTIFY that every replica's
+ * change feed receives when (and only if) the transaction commits.
+ */
 async function touchSkillAndRevision(tx: Db, skillId: string): Promise<void> {
-  await tx.update(skills).set({ updatedAt: new Date() }).where(eq(skills.id, skillId));
-  await tx
-    .update(registryState)
-    .set({ revision: sql`${registryState.revision} + 1`, updatedAt: new Date() })
-    .where(eq(registryState.id, 1));
+  const result = await tx.execute(sql`
+    with touched as (
+      update ${skills} set updated_at = now() where ${skills.id} = ${skillId} returning ${skills.name}
+    ), bumped as (
+      update ${registryState} set revision = ${registryState.revision} + 1, updated_at = now()
+      where ${registryState.id} = 1 returning ${registryState.revision}
+    )
+    select bumped.revision::text as revision, touched.name as name,
+      pg_notify(${CHANGES_CHANNEL}, 'r:' || bumped.revision || ':' || coalesce(touched.name, ''))
+    from bumped left join touched on true`);
+  const [row] = (result as unknown as { rows: { revision: string; name: string | null }[] }).rows;
+  if (row) bumpedRevisions.set(tx, { revision: Number(row.revision), skill: row.name ?? undefined });
 }
 
 function searchMatches(q: string) {

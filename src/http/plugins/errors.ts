@@ -8,27 +8,53 @@ import { sendProblem } from '../problem.js';
 const SUPPORTED_UPLOADS =
   'application/gzip (tar.gz), application/zip (zip or .skill), multipart/form-data (one part per file) or text/markdown (a lone SKILL.md)';
 
-/** Errors raised when PostgreSQL cannot be reached; they become 503 so clients know to retry. */
-function isDatabaseUnavailable(error: { code?: string; message?: string }): boolean {
-  const codes = [
-    'ECONNREFUSED',
-    'ECONNRESET',
-    'ETIMEDOUT',
-    'ENOTFOUND',
-    'EPIPE',
-    '57P01',
-    '57P02',
-    '57P03',
-    '08000',
-    '08003',
-    '08006',
-    '08001',
-    '08004',
-  ];
-  if (error.code && codes.includes(error.code)) return true;
-  return /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(
-    error.message ?? '',
-  );
+/**
+ * Error codes meaning PostgreSQL cannot be reached or cannot take the query now: network errors from
+ * the socket, SQLSTATE class 08 (connection exception), 57P01-57P03 (server shutting down, crashed or
+ * starting up) and 53300 (too many connections). These become 503 with Retry-After so clients retry.
+ */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+]);
+const UNAVAILABLE_MESSAGE =
+  /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect|Query read timeout|Client was closed and is not queryable/i;
+
+/** Seconds a client is told to wait before retrying while the database is away. */
+const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Whether an error (or one it wraps: drizzle puts the driver's error in `cause`, a failed connection
+ * to several addresses is an AggregateError) says the database is unreachable.
+ */
+export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
+  if (typeof error !== 'object' || error === null || depth > 4) return false;
+  const { code, message, cause, errors } = error as {
+    code?: unknown;
+    message?: unknown;
+    cause?: unknown;
+    errors?: unknown;
+  };
+  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
+  if (typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message)) return true;
+  if (Array.isArray(errors) && errors.some((inner) => isDatabaseUnavailable(inner, depth + 1))) return true;
+  return isDatabaseUnavailable(cause, depth + 1);
 }
 
 async function errorsPlugin(app: FastifyInstance) {
@@ -55,11 +81,16 @@ async function errorsPlugin(app: FastifyInstance) {
         { errors },
       );
     }
-    const cause = (error.cause ?? {}) as { code?: string; message?: string };
-    if (isDatabaseUnavailable(error) || isDatabaseUnavailable(cause)) {
+    if (isDatabaseUnavailable(error)) {
       request.log.error({ err: error }, 'database unavailable');
-      reply.header('retry-after', '5');
-      return sendProblem(reply, 503, 'Service Unavailable', 'the database is unavailable; retry shortly');
+      reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
+      return sendProblem(
+        reply,
+        503,
+        'Service Unavailable',
+        `the database is unavailable; retry in ${DATABASE_RETRY_AFTER_SECONDS} s (Retry-After). Nothing was changed by this request`,
+        { retryAfter: DATABASE_RETRY_AFTER_SECONDS },
+      );
     }
     switch (error.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':

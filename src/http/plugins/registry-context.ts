@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { ReadCache } from '../../cache/read-cache.js';
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/client.js';
 import { LoadRecorder } from '../../storage/load-recorder.js';
@@ -18,6 +19,8 @@ declare module 'fastify' {
     config: Config;
     database: Database;
     repositories: Repositories;
+    /** Hot reads kept in memory, invalidated by revision across replicas (src/cache). */
+    readCache: ReadCache;
   }
 }
 
@@ -26,12 +29,24 @@ async function registryContext(app: FastifyInstance, options: { config: Config; 
   app.decorate('config', options.config);
   app.decorate('database', options.database);
   const loads = new LoadRecorder(options.database.db);
+  const skills = new SkillsRepository(options.database.db);
   app.decorate('repositories', {
-    skills: new SkillsRepository(options.database.db),
+    skills,
     tokens: new TokensRepository(options.database.db),
     loads,
   });
-  app.addHook('onClose', async () => loads.flush());
+  const readCache = await ReadCache.open({
+    database: options.database,
+    skills,
+    loads,
+    options: { maxBytes: options.config.cacheBytes },
+    log: app.log,
+  });
+  app.decorate('readCache', readCache);
+  app.addHook('onClose', async () => {
+    await loads.flush();
+    await readCache.close();
+  });
 }
 
 export default fp(registryContext, { name: 'registry-context' });

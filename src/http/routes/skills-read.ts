@@ -5,7 +5,16 @@ import { BadRequestError } from '../../errors.js';
 import { argumentsFingerprint, declaredArgumentNames, substituteArguments } from '../../render/arguments.js';
 import { renderSkillXml } from '../../render/skill-content.js';
 import type { VersionSelector } from '../../storage/skills-repository.js';
-import { cacheControlFor, digestEtag, REVALIDATE, replyNotModified, revisionEtag } from '../caching.js';
+import {
+  bufferBody,
+  cacheControlFor,
+  digestEtag,
+  jsonBody,
+  REVALIDATE,
+  replyNotModified,
+  revisionEtag,
+  sendJson,
+} from '../caching.js';
 import { problemResponses } from '../problem.js';
 import {
   catalogueItemSchema,
@@ -46,8 +55,36 @@ function looksLikeText(bytes: Uint8Array): boolean {
   }
 }
 
+const catalogueResponseSchema = z.object({
+  items: z.array(catalogueItemSchema),
+  nextCursor: z.string().nullable(),
+});
+
+const contentJsonSchema = z.object({
+  name: z.string(),
+  version: z.string(),
+  digest: z.string(),
+  frontmatter: z.record(z.string(), z.unknown()),
+  body: z.string(),
+  files: z.array(fileEntrySchema),
+});
+
+const versionsResponseSchema = z.array(versionSummarySchema);
+
+const CONTENT_TYPES = {
+  markdown: 'text/markdown; charset=utf-8',
+  xml: 'application/xml; charset=utf-8',
+  json: 'application/json; charset=utf-8',
+} as const;
+
+/**
+ * Reads go through the read cache (src/cache): the catalogue revision comes from memory while the
+ * change feed is live, so a revalidation (304) costs no query; bodies are kept serialised. Every
+ * request is still authorized on its own (the `readable` hook runs before the handler).
+ */
 const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
   const { skills } = app.repositories;
+  const cache = app.readCache;
   const readable = app.authorize('read');
 
   app.get(
@@ -67,23 +104,31 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
           cursor: z.string().max(500).optional().describe('nextCursor of the previous page'),
         }),
         response: {
-          200: z.object({ items: z.array(catalogueItemSchema), nextCursor: z.string().nullable() }),
+          200: catalogueResponseSchema,
           ...problemResponses(400, 401, 403),
         },
       },
     },
     async (request, reply) => {
-      const revision = await skills.revision();
+      const revision = await cache.revision();
       if (replyNotModified(request, reply, revisionEtag(revision, 'skills', request.query), REVALIDATE))
         return reply;
-      const page = await skills.catalogue(request.query);
-      return {
-        items: page.items.map(({ frontmatter: _frontmatter, ...item }) => ({
-          ...item,
-          updatedAt: item.updatedAt.toISOString(),
-        })),
-        nextCursor: page.nextCursor,
-      };
+      const body = await cache.catalogueWide(
+        `skills|${JSON.stringify(request.query)}`,
+        revision,
+        async () => {
+          const page = await skills.catalogue(request.query);
+          return jsonBody(catalogueResponseSchema, {
+            items: page.items.map(({ frontmatter: _frontmatter, ...item }) => ({
+              ...item,
+              updatedAt: item.updatedAt.toISOString(),
+            })),
+            nextCursor: page.nextCursor,
+          });
+        },
+        true,
+      );
+      return sendJson(reply, body);
     },
   );
 
@@ -104,29 +149,44 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       const selector = selectorOf(request.query);
-      const record = await skills.resolve(request.params.name, selector);
+      const { name } = request.params;
+      const revision = await cache.revision();
+      // The document shows the yank flag, dist-tags and versions: per skill, even for an exact version.
+      const body = await cache.perSkill(
+        name,
+        `detail|${JSON.stringify(request.query)}`,
+        revision,
+        async () => {
+          const record = await skills.resolve(name, selector);
+          const [files, distTags, versions] = await Promise.all([
+            skills.files(record.id),
+            skills.distTags(record.skillId),
+            skills.versions(record.name),
+          ]);
+          return jsonBody(skillDetailSchema, {
+            name: record.name,
+            version: record.version,
+            description: record.description,
+            digest: record.digest,
+            frontmatter: record.frontmatter,
+            createdAt: record.createdAt.toISOString(),
+            yanked: record.yankedAt !== null,
+            tokens: { description: record.tokensDescription, body: record.tokensBody },
+            size: record.totalSize,
+            files: files.map(({ path, size, digest }) => ({ path, size, digest: `sha256:${digest}` })),
+            distTags,
+            versions: versions.map((summary) => ({
+              ...summary,
+              createdAt: summary.createdAt.toISOString(),
+            })),
+          });
+        },
+        true,
+      );
       // Even for an exact version the answer lists dist-tags and versions, which change with every write.
-      const etag = revisionEtag(await skills.revision(), 'skill', request.params.name, request.query);
+      const etag = revisionEtag(revision, 'skill', name, request.query);
       if (replyNotModified(request, reply, etag, cacheControlFor(selector))) return reply;
-      const [files, distTags, versions] = await Promise.all([
-        skills.files(record.id),
-        skills.distTags(record.skillId),
-        skills.versions(record.name),
-      ]);
-      return {
-        name: record.name,
-        version: record.version,
-        description: record.description,
-        digest: record.digest,
-        frontmatter: record.frontmatter,
-        createdAt: record.createdAt.toISOString(),
-        yanked: record.yankedAt !== null,
-        tokens: { description: record.tokensDescription, body: record.tokensBody },
-        size: record.totalSize,
-        files: files.map(({ path, size, digest }) => ({ path, size, digest: `sha256:${digest}` })),
-        distTags,
-        versions: versions.map((summary) => ({ ...summary, createdAt: summary.createdAt.toISOString() })),
-      };
+      return sendJson(reply, body);
     },
   );
 
@@ -151,17 +211,7 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
         }),
         response: {
           200: z
-            .union([
-              z.string().describe('text/markdown or application/xml'),
-              z.object({
-                name: z.string(),
-                version: z.string(),
-                digest: z.string(),
-                frontmatter: z.record(z.string(), z.unknown()),
-                body: z.string(),
-                files: z.array(fileEntrySchema),
-              }),
-            ])
+            .union([z.string().describe('text/markdown or application/xml'), contentJsonSchema])
             .describe('The body in the requested format'),
           ...problemResponses(400, 401, 403, 404),
         },
@@ -169,7 +219,7 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       const selector = selectorOf(request.query);
-      const record = await skills.resolve(request.params.name, selector);
+      const record = await cache.resolve(request.params.name, selector, await cache.revision());
       const { format, arguments: argumentString } = request.query;
       // The JSON rendering names the version, and one digest can be published under several versions.
       const rendering = format === 'json' ? `json.${record.version}` : format;
@@ -179,6 +229,27 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
         return reply;
       reply.header('x-skill-version', record.version);
       app.repositories.loads.record(record.name);
+      if (argumentString === undefined) {
+        // Without arguments a rendering depends on the version alone: kept serialised.
+        const rendered = await cache.immutable(
+          `content|${record.id}|${format}`,
+          async () => {
+            if (format === 'markdown') return bufferBody(record.body);
+            if (format === 'xml') return bufferBody(renderSkillXml(record.name, record.body));
+            const files = await skills.files(record.id);
+            return jsonBody(contentJsonSchema, {
+              name: record.name,
+              version: record.version,
+              digest: record.digest,
+              frontmatter: record.frontmatter,
+              body: record.body,
+              files: files.map(({ path, size, digest }) => ({ path, size, digest: `sha256:${digest}` })),
+            });
+          },
+          true,
+        );
+        return reply.type(CONTENT_TYPES[format]).send(rendered);
+      }
       const body = substituteArguments(record.body, argumentString, {
         names: declaredArgumentNames(record.frontmatter),
       });
@@ -220,15 +291,27 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       const selector = selectorOf(request.query);
-      const record = await skills.resolve(request.params.name, selector);
+      const record = await cache.resolve(request.params.name, selector, await cache.revision());
       const path = request.params['*'];
-      const file = await skills.readFile(record, path);
+      // A file of a version never changes; a large one is served without being kept (maxEntryBytes).
+      const file = await cache.immutable(
+        `file|${record.id}|${path}`,
+        async () => {
+          const stored = await skills.readFile(record, path);
+          const { value } = bufferBody(stored.bytes);
+          return {
+            value: { bytes: value, digest: stored.digest, type: contentTypeFor(path, stored.bytes) },
+            bytes: value.byteLength + path.length * 2 + 200,
+          };
+        },
+        true,
+      );
       if (replyNotModified(request, reply, digestEtag(file.digest), cacheControlFor(selector))) return reply;
       // Bundled HTML or SVG must not run as this registry's origin.
       reply.header('content-security-policy', "default-src 'none'; sandbox");
       reply.header('x-content-type-options', 'nosniff');
       reply.header('x-skill-version', record.version);
-      return reply.type(contentTypeFor(path, file.bytes)).send(Buffer.from(file.bytes));
+      return reply.type(file.type).send(file.bytes);
     },
   );
 
@@ -249,11 +332,19 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       const selector = selectorOf(request.query);
-      const record = await skills.resolve(request.params.name, selector);
+      const record = await cache.resolve(request.params.name, selector, await cache.revision());
       const { format } = request.query;
       if (replyNotModified(request, reply, digestEtag(record.digest, format), cacheControlFor(selector)))
         return reply;
-      const archive = await skills.archive(record, format);
+      const archive = await cache.immutable(
+        `archive|${record.id}|${format}`,
+        async () => {
+          const stored = await skills.archive(record, format);
+          const { value } = bufferBody(stored.bytes);
+          return { value: { bytes: value, sha256: stored.sha256 }, bytes: value.byteLength + 200 };
+        },
+        true,
+      );
       reply.header(
         'content-disposition',
         `attachment; filename="${record.name}-${record.version}.${format === 'zip' ? 'zip' : 'tar.gz'}"`,
@@ -261,9 +352,7 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
       reply.header('x-skill-version', record.version);
       reply.header('x-skill-digest', record.digest);
       reply.header('repr-digest', `sha-256=:${Buffer.from(archive.sha256, 'hex').toString('base64')}:`);
-      return reply
-        .type(format === 'zip' ? 'application/zip' : 'application/gzip')
-        .send(Buffer.from(archive.bytes));
+      return reply.type(format === 'zip' ? 'application/zip' : 'application/gzip').send(archive.bytes);
     },
   );
 
@@ -278,18 +367,29 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
           'Every version, newest first by semver precedence, including yanked ones, with the dist-tags on each.',
         operationId: 'listSkillVersions',
         params: nameParam,
-        response: { 200: z.array(versionSummarySchema), ...problemResponses(401, 403, 404) },
+        response: { 200: versionsResponseSchema, ...problemResponses(401, 403, 404) },
       },
     },
     async (request, reply) => {
-      const revision = await skills.revision();
-      if (
-        replyNotModified(request, reply, revisionEtag(revision, 'versions', request.params.name), REVALIDATE)
-      ) {
+      const { name } = request.params;
+      const revision = await cache.revision();
+      if (replyNotModified(request, reply, revisionEtag(revision, 'versions', name), REVALIDATE)) {
         return reply;
       }
-      const versions = await skills.versions(request.params.name);
-      return versions.map((summary) => ({ ...summary, createdAt: summary.createdAt.toISOString() }));
+      const body = await cache.perSkill(
+        name,
+        'versions',
+        revision,
+        async () => {
+          const versions = await skills.versions(name);
+          return jsonBody(
+            versionsResponseSchema,
+            versions.map((summary) => ({ ...summary, createdAt: summary.createdAt.toISOString() })),
+          );
+        },
+        true,
+      );
+      return sendJson(reply, body);
     },
   );
 };

@@ -1,0 +1,90 @@
+/**
+ * The registry side of the example agents, in plain fetch so the file can be copied into any project:
+ * the system-prompt fragment (GET /prompt), the tool definitions (GET /tools) and running the two tools
+ * the model may call, load_skill (layer 2, the SKILL.md body) and read_skill_file (layer 3, one file).
+ */
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+export interface Registry {
+  /** Base URL, e.g. http://127.0.0.1:3000 */
+  url: string;
+  /** Bearer token, needed only when the registry runs with SKILLREG_READ_AUTH=true. */
+  token?: string;
+}
+
+/** What a tool call answers: text for the model, and whether it is an error the model should see. */
+export interface ToolResult {
+  content: string;
+  isError: boolean;
+}
+
+function get(registry: Registry, path: string): Promise<Response> {
+  const headers: Record<string, string> = registry.token ? { authorization: `Bearer ${registry.token}` } : {};
+  return fetch(`${registry.url.replace(/\/+$/, '')}${path}`, { headers });
+}
+
+/** The problem document's detail (RFC 9457), else the status line. */
+async function problemDetail(response: Response): Promise<string> {
+  const text = await response.text();
+  try {
+    return (JSON.parse(text) as { detail?: string }).detail ?? text;
+  } catch {
+    return text || `HTTP ${response.status} ${response.statusText}`;
+  }
+}
+
+async function getOk(registry: Registry, path: string): Promise<Response> {
+  const response = await get(registry, path);
+  if (!response.ok) throw new Error(`GET ${path}: ${response.status} ${await problemDetail(response)}`);
+  return response;
+}
+
+/** The `<available_skills>` fragment with its instructions, to append to the system prompt. */
+export async function fetchPrompt(registry: Registry): Promise<string> {
+  return (await getOk(registry, '/prompt')).text();
+}
+
+/** load_skill and read_skill_file, in the shape the provider's API takes. */
+export async function fetchTools<Tool>(
+  registry: Registry,
+  provider: 'anthropic' | 'openai',
+): Promise<Tool[]> {
+  return (await (await getOk(registry, `/tools?provider=${provider}`)).json()) as Tool[];
+}
+
+/** Runs one tool call of the model against the registry. Failures are results, so the model can recover. */
+export async function runSkillTool(registry: Registry, tool: string, input: unknown): Promise<ToolResult> {
+  const args = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
+  if (typeof args.name !== 'string') return { content: 'Error: `name` must be a string', isError: true };
+  const skill = encodeURIComponent(args.name);
+  let path: string;
+  if (tool === 'load_skill') {
+    // OpenAI's strict mode sends version: null for "the current version".
+    const version = typeof args.version === 'string' ? `?version=${encodeURIComponent(args.version)}` : '';
+    path = `/skills/${skill}/content${version}`;
+  } else if (tool === 'read_skill_file') {
+    if (typeof args.path !== 'string') return { content: 'Error: `path` must be a string', isError: true };
+    path = `/skills/${skill}/files/${args.path.split('/').map(encodeURIComponent).join('/')}`;
+  } else {
+    return { content: `Error: unknown tool ${tool}`, isError: true };
+  }
+  const response = await get(registry, path);
+  if (!response.ok) return { content: `Error: ${await problemDetail(response)}`, isError: true };
+  const type = response.headers.get('content-type') ?? '';
+  if (!type.startsWith('text/') && !type.includes('charset=utf-8')) {
+    const size = (await response.arrayBuffer()).byteLength;
+    return { content: `(binary file, ${type}, ${size} bytes: not shown)`, isError: false };
+  }
+  return { content: await response.text(), isError: false };
+}
+
+/** True when the module is the script node was asked to run (`npx tsx examples/...`), not an import. */
+export function isMain(moduleUrl: string): boolean {
+  const script = process.argv[1];
+  try {
+    return script !== undefined && realpathSync(script) === realpathSync(fileURLToPath(moduleUrl));
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * What this process knows about the catalogue's state without asking the database: the revision
+ * (bumped by every publish, tag move and yank, in the same transaction), the loads revision (bumped when
+ * recorded layer-2 loads are written) and which skill each recent revision changed.
+ *
+ * The knowledge comes from three places: this process's own write transactions (known the moment they
+ * commit), PostgreSQL NOTIFY from every replica's writes (see change-feed.ts), and reads of the
+ * registry_state row. While it is `live` (the change feed is connected and was resynchronised after
+ * connecting, or the database is an embedded PGlite that only this process writes) the in-memory
+ * revision is current and a request costs no query. Otherwise every request reads the row: a replica
+ * whose listener is down is slower, never stale.
+ */
+export interface StateRow {
+  revision: number;
+  loadsRevision: number;
+}
+
+export interface ChangeEvent {
+  revision: number;
+  /** The skill the write changed; undefined when unknown (a gap was found by reading the row). */
+  skill?: string;
+}
+
+/** Beyond this many remembered per-skill revisions, forget them all and treat everything as changed. */
+const MAX_REMEMBERED_SKILLS = 100_000;
+
+export class CatalogueState {
+  private known: StateRow = { revision: 0, loadsRevision: 0 };
+  /** Highest revision that changed each skill, for per-skill entries. */
+  private readonly skillRevisions = new Map<string, number>();
+  /** Per-skill entries computed at a revision below this are stale (changes whose skill is unknown). */
+  private floor = 0;
+  private isLive = false;
+  private readonly listeners: ((event: ChangeEvent) => void)[] = [];
+
+  constructor(private readonly readRow: () => Promise<StateRow>) {}
+
+  get live(): boolean {
+    return this.isLive;
+  }
+
+  /** Marks the in-memory state as current (after a resync) or not (the change feed is down). */
+  setLive(live: boolean): void {
+    this.isLive = live;
+  }
+
+  /** The state as of now: from memory while live, else read from the database (and remembered). */
+  async current(): Promise<StateRow> {
+    if (this.isLive) return this.known;
+    this.observeRow(await this.readRow());
+    return this.known;
+  }
+
+  /** The last known state, without asking anyone (metrics, tests). */
+  peek(): StateRow {
+    return this.known;
+  }
+
+  /** Reads the row and takes it in; used at start, after a reconnect and as the feed's heartbeat. */
+  async resync(): Promise<StateRow> {
+    this.observeRow(await this.readRow());
+    return this.known;
+  }
+
+  /** A committed write: from this process's transaction or another replica's NOTIFY. */
+  observeChange(revision: number, skill?: string): void {
+    if (skill) {
+      if (revision > (this.skillRevisions.get(skill) ?? 0)) this.skillRevisions.set(skill, revision);
+      if (this.skillRevisions.size > MAX_REMEMBERED_SKILLS) this.forgetSkills(revision);
+    } else if (revision > this.floor) {
+      this.floor = revision;
+    }
+    this.advance(revision, skill);
+  }
+
+  observeLoads(loadsRevision: number): void {
+    if (loadsRevision > this.known.loadsRevision) {
+      this.known = { revision: this.known.revision, loadsRevision };
+    }
+  }
+
+  /**
+   * The row itself. A revision above the known one means writes were missed (the feed was down or is
+   * behind): their skills are unknown, so every per-skill entry computed before is stale.
+   */
+  observeRow(row: StateRow): void {
+    if (row.revision > this.known.revision) {
+      if (row.revision > this.floor) this.floor = row.revision;
+      this.advance(row.revision, undefined);
+    }
+    this.observeLoads(row.loadsRevision);
+  }
+
+  /** Whether an entry about `skill`, computed when the catalogue was at `computedAt`, is still current. */
+  isFresh(skill: string, computedAt: number): boolean {
+    return computedAt >= this.floor && computedAt >= (this.skillRevisions.get(skill) ?? 0);
+  }
+
+  /** Called after the known revision goes up. */
+  onChange(listener: (event: ChangeEvent) => void): void {
+    this.listeners.push(listener);
+  }
+
+  private advance(revision: number, skill: string | undefined): void {
+    if (revision <= this.known.revision) return;
+    this.known = { revision, loadsRevision: this.known.loadsRevision };
+    for (const listener of this.listeners) listener({ revision, skill });
+  }
+
+  private forgetSkills(revision: number): void {
+    this.skillRevisions.clear();
+    if (revision > this.floor) this.floor = revision;
+  }
+}

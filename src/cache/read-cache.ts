@@ -1,0 +1,251 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Database } from '../db/client.js';
+import type { LoadRecorder } from '../storage/load-recorder.js';
+import {
+  LATEST,
+  type SkillsRepository,
+  type VersionRecord,
+  type VersionSelector,
+} from '../storage/skills-repository.js';
+import { CatalogueState, type StateRow } from './catalogue-state.js';
+import { ChangeFeed, type ChangeFeedOptions } from './change-feed.js';
+import { ByteLru, sizeOf } from './lru.js';
+
+/**
+ * The in-process cache of hot reads. Three kinds of entries share one byte-bounded LRU:
+ *
+ * - immutable: keyed by something that never changes meaning (an exact version, a version id): file
+ *   bytes, archives, rendered bodies. Kept until evicted.
+ * - per skill: depends on one skill's current state (what `latest` or a tag points at, the metadata
+ *   document, the version list). Stamped with the revision it was computed at; stale once a write to
+ *   that skill (or an unknown write) with a higher revision is known.
+ * - catalogue-wide: depends on every skill (catalogue pages, searches, prompts, tools, the discovery
+ *   index). Valid only for the exact revision (and loads revision) it was computed at.
+ *
+ * Misses are single-flight: concurrent requests for the same entry at the same revision share one
+ * computation, so a publish does not send every waiting agent to the database at once.
+ *
+ * Auth is never cached: routes authorize every request before asking the cache.
+ */
+export interface ReadCacheOptions {
+  /** Bytes the entries may hold together (default 64 MiB); 0 stores nothing (every read recomputed). */
+  maxBytes?: number;
+  /** Largest single entry (default an eighth of maxBytes): a larger file or archive is served, not kept. */
+  maxEntryBytes?: number;
+  /** The PostgreSQL change feed (LISTEN) timings. */
+  feed?: ChangeFeedOptions;
+}
+
+export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
+
+export type CacheKind = 'immutable' | 'skill' | 'catalogue';
+
+export interface CacheCounters {
+  hits: Record<CacheKind, number>;
+  misses: Record<CacheKind, number>;
+}
+
+interface Stamped<T> {
+  stamp: number | string;
+  value: T;
+}
+
+/** A value with its size, for compute functions that know it better than sizeOf() would. */
+export interface Sized<T> {
+  value: T;
+  bytes: number;
+}
+
+export class ReadCache {
+  readonly state: CatalogueState;
+  private readonly lru: ByteLru<unknown>;
+  private readonly inflight = new Map<string, Promise<unknown>>();
+  private feed: ChangeFeed | undefined;
+  readonly counters: CacheCounters = {
+    hits: { immutable: 0, skill: 0, catalogue: 0 },
+    misses: { immutable: 0, skill: 0, catalogue: 0 },
+  };
+
+  private constructor(
+    private readonly skills: SkillsRepository,
+    options: ReadCacheOptions,
+  ) {
+    const maxBytes = options.maxBytes ?? DEFAULT_CACHE_BYTES;
+    this.lru = new ByteLru(maxBytes, options.maxEntryBytes ?? Math.floor(maxBytes / 8));
+    this.state = new CatalogueState(() => skills.state());
+  }
+
+  /**
+   * Wires the cache to this process's writes (repository and load recorder hooks) and, on PostgreSQL,
+   * to every replica's writes through LISTEN. Resolves once the state is known; on PostgreSQL the feed
+   * may still be connecting, in which case reads fall back to the revision row until it is live.
+   */
+  static async open(deps: {
+    database: Database;
+    skills: SkillsRepository;
+    loads: LoadRecorder;
+    options?: ReadCacheOptions;
+    log?: FastifyBaseLogger;
+  }): Promise<ReadCache> {
+    const { database, skills, loads, log } = deps;
+    const options = deps.options ?? {};
+    const cache = new ReadCache(skills, options);
+    const { state } = cache;
+    skills.onChange((change) => state.observeChange(change.revision, change.skill));
+    loads.onFlushed((loadsRevision) => state.observeLoads(loadsRevision));
+    await state.resync();
+    if (database.kind === 'pglite' || !database.url) {
+      // Embedded PGlite is opened by this process alone: every write goes through the hooks above.
+      state.setLive(true);
+      return cache;
+    }
+    cache.feed = new ChangeFeed(
+      database.url,
+      {
+        onMessage: (message) => {
+          if (message.kind === 'revision') state.observeChange(message.revision, message.skill);
+          else state.observeLoads(message.loadsRevision);
+        },
+        resync: async () => {
+          await state.resync();
+        },
+        onLiveChange: (live) => {
+          state.setLive(live);
+          if (live) log?.info('read cache: change feed live (LISTEN)');
+          else log?.warn('read cache: change feed down; reading the revision row on every request');
+        },
+        onError: (error, context) => log?.warn({ err: error, context }, 'read cache: change feed error'),
+      },
+      options.feed,
+    );
+    await cache.feed.start();
+    return cache;
+  }
+
+  async close(): Promise<void> {
+    await this.feed?.close();
+    this.lru.clear();
+  }
+
+  /** The live change feed, when there is one (tests drop its connection). */
+  get changeFeed(): ChangeFeed | undefined {
+    return this.feed;
+  }
+
+  /** Catalogue revision and loads revision as of this request: no query while the state is live. */
+  current(): Promise<StateRow> {
+    return this.state.current();
+  }
+
+  async revision(): Promise<number> {
+    return (await this.state.current()).revision;
+  }
+
+  stats() {
+    return { ...this.lru.stats(), live: this.state.live, ...this.counters };
+  }
+
+  /** A value that never changes for `key` (exact versions, version ids, digests). */
+  immutable<T>(key: string, compute: () => Promise<T | Sized<T>>, sized = false): Promise<T> {
+    const full = `i|${key}`;
+    const hit = this.lru.get(full) as Stamped<T> | undefined;
+    if (hit) {
+      this.counters.hits.immutable += 1;
+      return Promise.resolve(hit.value);
+    }
+    this.counters.misses.immutable += 1;
+    return this.singleFlight(full, 0, compute, sized);
+  }
+
+  /**
+   * A value that depends on one skill's current state, computed at catalogue revision `at` (read
+   * before computing). Reused until a write to that skill with a higher revision is known.
+   */
+  perSkill<T>(
+    skill: string,
+    key: string,
+    at: number,
+    compute: () => Promise<T | Sized<T>>,
+    sized = false,
+  ): Promise<T> {
+    const full = `s|${skill}|${key}`;
+    const hit = this.lru.get(full) as Stamped<T> | undefined;
+    if (hit && typeof hit.stamp === 'number' && this.state.isFresh(skill, hit.stamp)) {
+      this.counters.hits.skill += 1;
+      return Promise.resolve(hit.value);
+    }
+    this.counters.misses.skill += 1;
+    return this.singleFlight(full, at, compute, sized);
+  }
+
+  /**
+   * A value that depends on the whole catalogue, valid only for exactly `stamp` (the revision, plus
+   * the loads revision for renderings ordered by use).
+   */
+  catalogueWide<T>(
+    key: string,
+    stamp: number | string,
+    compute: () => Promise<T | Sized<T>>,
+    sized = false,
+  ): Promise<T> {
+    const full = `c|${key}`;
+    const hit = this.lru.get(full) as Stamped<T> | undefined;
+    if (hit && hit.stamp === stamp) {
+      this.counters.hits.catalogue += 1;
+      return Promise.resolve(hit.value);
+    }
+    this.counters.misses.catalogue += 1;
+    return this.singleFlight(full, stamp, compute, sized);
+  }
+
+  /**
+   * The version a read selects. An exact version is immutable (its yank flag is not: callers that show
+   * it read it fresh); a tag or `latest` is per skill.
+   */
+  resolve(name: string, selector: VersionSelector, at: number): Promise<VersionRecord> {
+    if (selector.version !== undefined) {
+      return this.immutable(`version|${name}|${selector.version}`, () => this.skills.resolve(name, selector));
+    }
+    const tag = selector.tag ?? LATEST;
+    return this.perSkill(name, `tag|${tag}`, at, () => this.skills.resolve(name, { tag }));
+  }
+
+  private singleFlight<T>(
+    full: string,
+    stamp: number | string,
+    compute: () => Promise<T | Sized<T>>,
+    sized: boolean,
+  ): Promise<T> {
+    const flightKey = `${full}@${stamp}`;
+    const pending = this.inflight.get(flightKey) as Promise<T> | undefined;
+    if (pending) return pending;
+    const promise = (async () => {
+      try {
+        const computed = await compute();
+        const { value, bytes } = sized
+          ? (computed as Sized<T>)
+          : { value: computed as T, bytes: sizeOf(computed) };
+        this.store(full, { stamp, value }, bytes);
+        return value;
+      } finally {
+        this.inflight.delete(flightKey);
+      }
+    })();
+    this.inflight.set(flightKey, promise);
+    return promise;
+  }
+
+  private store(full: string, entry: Stamped<unknown>, bytes: number): void {
+    // A slower computation at an older revision must not replace a newer entry.
+    const existing = this.lru.peek(full) as Stamped<unknown> | undefined;
+    if (
+      existing &&
+      typeof existing.stamp === 'number' &&
+      typeof entry.stamp === 'number' &&
+      existing.stamp > entry.stamp
+    ) {
+      return;
+    }
+    this.lru.set(full, entry, bytes + 48);
+  }
+}
