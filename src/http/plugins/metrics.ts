@@ -16,8 +16,9 @@ import type { Database } from '../../db/client.js';
  * - skillreg_publishes_total{outcome}: POST /skills answered 201 created, 200 unchanged, 4xx refused
  *   (invalid bundle, conflict, limits, auth) or 5xx error.
  * - skillreg_conditional_requests_total{route, result}: GETs sent with If-None-Match, answered 304
- *   (not_modified) or with a body (modified). Until an in-process cache exists this is the cache hit
- *   ratio that matters: how much agent polling costs nothing.
+ *   (not_modified) or with a body (modified): how much agent polling costs nothing.
+ * - skillreg_read_cache_lookups_total{kind, result}, skillreg_read_cache_bytes, skillreg_read_cache_entries,
+ *   skillreg_read_cache_live: the in-process read cache (src/cache) and whether its revision is live.
  * - skillreg_db_pool_connections, skillreg_db_pool_idle_connections, skillreg_db_pool_waiting_requests:
  *   the pg Pool read at scrape time (embedded PGlite reports one connection, never idle or queued);
  *   skillreg_database_info{kind} says which.
@@ -126,6 +127,46 @@ async function metricsPlugin(app: FastifyInstance) {
     registers,
     collect() {
       this.set(poolState(database).waiting);
+    },
+  });
+
+  // The read cache (src/cache), read at scrape time.
+  const { readCache } = app;
+  new Counter({
+    name: 'skillreg_read_cache_lookups_total',
+    help: 'Read cache lookups by kind (immutable, skill, catalogue) and result (hit, miss)',
+    labelNames: ['kind', 'result'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const kind of ['immutable', 'skill', 'catalogue'] as const) {
+        this.inc({ kind, result: 'hit' }, readCache.counters.hits[kind]);
+        this.inc({ kind, result: 'miss' }, readCache.counters.misses[kind]);
+      }
+    },
+  });
+  new Gauge({
+    name: 'skillreg_read_cache_bytes',
+    help: 'Bytes held by the read cache (bounded by SKILLREG_CACHE_MB)',
+    registers,
+    collect() {
+      this.set(readCache.stats().bytes);
+    },
+  });
+  new Gauge({
+    name: 'skillreg_read_cache_entries',
+    help: 'Entries held by the read cache',
+    registers,
+    collect() {
+      this.set(readCache.stats().entries);
+    },
+  });
+  new Gauge({
+    name: 'skillreg_read_cache_live',
+    help: '1 while the catalogue revision is known without a query (change feed listening, or embedded PGlite); 0 while every request reads the revision row',
+    registers,
+    collect() {
+      this.set(readCache.state.live ? 1 : 0);
     },
   });
 
