@@ -9,41 +9,205 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
+import { fileDigest } from '../src/bundle/digest.js';
 import { prepareBundle } from '../src/bundle/prepare.js';
 import { DEFAULT_LIMITS } from '../src/bundle/types.js';
-import { fileDigest } from '../src/bundle/digest.js';
 import type { Database } from '../src/db/client.js';
 import { blobs, distTags, registryState, skills, skillVersions, versionFiles } from '../src/db/schema.js';
 import { countCatalogueEntryTokens } from '../src/render/token-count.js';
 
 /** Words descriptions are drawn from; search terms in the benchmark come from here too. */
 export const TOPICS = [
-  'kubernetes', 'terraform', 'postgres', 'react', 'python', 'rust', 'golang', 'docker', 'graphql', 'kafka',
-  'redis', 'spark', 'pandas', 'excel', 'powerpoint', 'pdf', 'invoice', 'contract', 'security', 'audit',
-  'logging', 'metrics', 'tracing', 'billing', 'payments', 'onboarding', 'release', 'changelog', 'migration',
-  'accessibility', 'localization', 'testing', 'benchmark', 'profiling', 'caching', 'search', 'embedding',
-  'prompt', 'webhook', 'oauth', 'saml', 'ldap', 'backup', 'restore', 'incident', 'runbook', 'compliance',
-  'gdpr', 'hipaa', 'figma', 'slack', 'jira', 'github', 'gitlab', 'jenkins', 'ansible', 'helm', 'istio',
-  'nginx', 'lambda', 'bigquery', 'snowflake', 'dbt', 'airflow', 'tableau', 'latex', 'markdown', 'diagram',
+  'kubernetes',
+  'terraform',
+  'postgres',
+  'react',
+  'python',
+  'rust',
+  'golang',
+  'docker',
+  'graphql',
+  'kafka',
+  'redis',
+  'spark',
+  'pandas',
+  'excel',
+  'powerpoint',
+  'pdf',
+  'invoice',
+  'contract',
+  'security',
+  'audit',
+  'logging',
+  'metrics',
+  'tracing',
+  'billing',
+  'payments',
+  'onboarding',
+  'release',
+  'changelog',
+  'migration',
+  'accessibility',
+  'localization',
+  'testing',
+  'benchmark',
+  'profiling',
+  'caching',
+  'search',
+  'embedding',
+  'prompt',
+  'webhook',
+  'oauth',
+  'saml',
+  'ldap',
+  'backup',
+  'restore',
+  'incident',
+  'runbook',
+  'compliance',
+  'gdpr',
+  'hipaa',
+  'figma',
+  'slack',
+  'jira',
+  'github',
+  'gitlab',
+  'jenkins',
+  'ansible',
+  'helm',
+  'istio',
+  'nginx',
+  'lambda',
+  'bigquery',
+  'snowflake',
+  'dbt',
+  'airflow',
+  'tableau',
+  'latex',
+  'markdown',
+  'diagram',
 ];
-const VERBS = ['review', 'write', 'debug', 'deploy', 'design', 'document', 'refactor', 'analyse', 'monitor', 'migrate'];
-const NOUNS = ['pipelines', 'reports', 'schemas', 'dashboards', 'queries', 'configs', 'clusters', 'templates', 'workflows', 'APIs'];
+const VERBS = [
+  'review',
+  'write',
+  'debug',
+  'deploy',
+  'design',
+  'document',
+  'refactor',
+  'analyse',
+  'monitor',
+  'migrate',
+];
+const NOUNS = [
+  'pipelines',
+  'reports',
+  'schemas',
+  'dashboards',
+  'queries',
+  'configs',
+  'clusters',
+  'templates',
+  'workflows',
+  'APIs',
+];
 
 function pick<T>(list: readonly T[], n: number): T {
   return list[n % list.length]!;
 }
 
+const WORDS = [
+  'check',
+  'the',
+  'input',
+  'before',
+  'changing',
+  'anything',
+  'and',
+  'keep',
+  'each',
+  'step',
+  'small',
+  'explain',
+  'why',
+  'tests',
+  'must',
+  'pass',
+  'read',
+  'existing',
+  'code',
+  'first',
+  'prefer',
+  'clear',
+  'names',
+  'avoid',
+  'surprises',
+  'report',
+  'what',
+  'you',
+  'ran',
+  'when',
+  'unsure',
+  'ask',
+  'document',
+  'decisions',
+  'use',
+  'tools',
+  'carefully',
+  'review',
+  'output',
+  'against',
+  'checklist',
+  'handle',
+  'errors',
+  'log',
+  'retry',
+  'limits',
+  'timeouts',
+  'configuration',
+  'defaults',
+  'users',
+  'expect',
+  'stable',
+  'behaviour',
+  'version',
+  'release',
+];
+
+/**
+ * A body of about `bytes` characters of varied prose (a fixed pseudo-random sequence per skill), so it
+ * compresses and is stored like real text: a typical 5 KB SKILL.md body is kept out of line by PostgreSQL.
+ */
+function syntheticBody(i: number, name: string, bytes: number): string {
+  let state = (i * 2_654_435_761) >>> 0 || 1;
+  const next = () => {
+    state = (state * 1_103_515_245 + 12_345) >>> 0;
+    return state >>> 8;
+  };
+  let body = `# ${name}\n\n`;
+  let step = 1;
+  while (body.length < bytes) {
+    body += `## Step ${step++}\n\n`;
+    const sentences = 3 + (next() % 4);
+    for (let s = 0; s < sentences; s++) {
+      const length = 8 + (next() % 10);
+      const words = Array.from({ length }, () => WORDS[next() % WORDS.length]!);
+      body += `${words.join(' ').replace(/^./, (c) => c.toUpperCase())}. `;
+    }
+    body += '\n\n';
+  }
+  return body;
+}
+
 /** Deterministic skill i: a name, a description of ~150 characters and a body of about `bodyBytes`. */
-export function syntheticSkill(i: number, bodyBytes = 1_024): { name: string; text: string } {
+export function syntheticSkill(i: number, bodyBytes = 4_096): { name: string; text: string } {
   const a = pick(TOPICS, i);
   const b = pick(TOPICS, Math.floor(i / TOPICS.length) + 7);
   const verb = pick(VERBS, Math.floor(i / 3));
   const noun = pick(NOUNS, Math.floor(i / 7));
   const name = `${a}-${verb}-${i.toString(36)}`;
   const description = `Use when asked to ${verb} ${a} ${noun} or ${b} ${noun}; covers conventions, checks and common mistakes (variant ${i}).`;
-  const paragraph = `When you ${verb} ${a} ${noun}, read the existing ${noun} first, keep changes small and explain each step. Check ${b} integration and run the tests before finishing.\n\n`;
-  let body = `# ${name}\n\n`;
-  while (body.length < bodyBytes) body += paragraph;
+  const body = `${syntheticBody(i, name, bodyBytes - 200)}When you ${verb} ${a} ${noun}, check the ${b} integration and run the tests before finishing.\n`;
   const text = `---\nname: ${name}\ndescription: ${JSON.stringify(description)}\nmetadata:\n  version: "1.0.0"\n---\n\n${body}`;
   return { name, text };
 }
@@ -116,6 +280,7 @@ export async function seedSkills(database: Database, options: SeedOptions): Prom
       .set({ revision: sql`${registryState.revision} + 1`, updatedAt: new Date() })
       .where(sql`${registryState.id} = 1`);
   });
-  await db.execute(sql`analyze`);
+  // VACUUM also empties the GIN indexes' pending lists, which every search would otherwise scan.
+  await db.execute(sql`vacuum analyze`);
   return inserted;
 }

@@ -67,6 +67,7 @@ const envSchema = z.object({
   SKILLREG_MAX_BUNDLE_BYTES: positiveInt(DEFAULT_LIMITS.maxUncompressedBytes),
   SKILLREG_MAX_FILES: positiveInt(DEFAULT_LIMITS.maxFiles),
   SKILLREG_MAX_SKILL_MD_BYTES: positiveInt(DEFAULT_LIMITS.maxSkillMdBytes),
+  SKILLREG_MAX_FRONTMATTER_BYTES: positiveInt(DEFAULT_LIMITS.maxFrontmatterBytes),
   SKILLREG_RATE_LIMIT_WRITES: countOrOff(DEFAULT_RATE_LIMITS.writes),
   SKILLREG_RATE_LIMIT_READS: countOrOff(DEFAULT_RATE_LIMITS.reads),
   SKILLREG_RATE_LIMIT_AUTH_FAILURES: countOrOff(DEFAULT_RATE_LIMITS.authFailures),
@@ -124,6 +125,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxUncompressedBytes: values.SKILLREG_MAX_BUNDLE_BYTES,
     maxFiles: values.SKILLREG_MAX_FILES,
     maxSkillMdBytes: values.SKILLREG_MAX_SKILL_MD_BYTES,
+    maxFrontmatterBytes: values.SKILLREG_MAX_FRONTMATTER_BYTES,
   };
   return {
     port: values.PORT,

@@ -16,7 +16,12 @@ import { normalizeEntryPath } from '../src/bundle/paths.js';
 import { BundleError, type BundleFile, type BundleLimits, DEFAULT_LIMITS } from '../src/bundle/types.js';
 
 const MiB = 1024 * 1024;
-const SMALL: BundleLimits = { maxUncompressedBytes: 1 * MiB, maxFiles: 10, maxSkillMdBytes: 64 * 1024 };
+const SMALL: BundleLimits = {
+  maxUncompressedBytes: 1 * MiB,
+  maxFiles: 10,
+  maxSkillMdBytes: 64 * 1024,
+  maxFrontmatterBytes: 16 * 1024,
+};
 
 // ---------------------------------------------------------------------------------------------
 // Archive builders: every archive used here is made in the test itself.

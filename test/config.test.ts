@@ -59,6 +59,7 @@ describe('loadConfig', () => {
       maxUncompressedBytes: 30 * 1024 * 1024,
       maxFiles: 2000,
       maxSkillMdBytes: 1024 * 1024,
+      maxFrontmatterBytes: 64 * 1024,
     });
   });
 

@@ -1,13 +1,16 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { chown, mkdtemp, readFile, rm } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
+import { openDatabase } from '../src/db/client.js';
 import { isDatabaseUnavailable } from '../src/http/plugins/errors.js';
 import { files, publish, skillMd, uniqueName } from './helpers/bundles.js';
 import { adminAuth, testConfig } from './helpers/context.js';
@@ -65,6 +68,8 @@ class ThrowawayPostgres {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'skillreg-outage-'));
     if (user.uid !== undefined) await chown(dir, user.uid, user.gid!);
     const instance = new ThrowawayPostgres(bin, user.prefix, dir, await freePort());
+    // Last resort when the worker exits without afterAll (a crash): never leave a server behind.
+    process.once('exit', () => instance.stopNow());
     await instance.exec('initdb', [
       '-D',
       path.join(dir, 'data'),
@@ -111,6 +116,15 @@ class ThrowawayPostgres {
     await this.exec('pg_ctl', ['-D', path.join(this.dir, 'data'), '-m', 'immediate', '-w', 'stop']);
   }
 
+  stopNow(): void {
+    const [command, ...rest] = [
+      ...this.prefix,
+      path.join(this.bin, 'pg_ctl'),
+      ...['-D', path.join(this.dir, 'data'), '-m', 'immediate', 'stop'],
+    ];
+    spawnSync(command!, rest, { stdio: 'ignore', timeout: 10_000 });
+  }
+
   async log(): Promise<string> {
     return readFile(path.join(this.dir, 'server.log'), 'utf8').catch(() => '');
   }
@@ -123,7 +137,11 @@ class ThrowawayPostgres {
 
 const bin = findServerBinaries();
 const user = bin ? await serverUser() : 'no PostgreSQL server binaries (initdb, pg_ctl, postgres)';
-const skipReason = !bin ? 'no PostgreSQL server binaries (initdb, pg_ctl, postgres)' : typeof user === 'string' ? user : '';
+const skipReason = !bin
+  ? 'no PostgreSQL server binaries (initdb, pg_ctl, postgres)'
+  : typeof user === 'string'
+    ? user
+    : '';
 if (skipReason) console.log(`[outage] skipped: ${skipReason}; set PG_BIN to the folder holding them`);
 
 /** Elapsed milliseconds of one injected request, with its answer. */
@@ -158,10 +176,27 @@ describe.skipIf(skipReason !== '')('PostgreSQL outage (a throwaway server of our
   }, 120_000);
 
   afterAll(async () => {
-    await app?.close();
-    await postgres?.destroy();
+    try {
+      // Bounded: a hung close (a leaked pool connection) must not leave the server running.
+      await Promise.race([app?.close(), new Promise((resolve) => setTimeout(resolve, 15_000))]);
+    } finally {
+      await postgres?.destroy();
+    }
     if (Object.keys(figures).length > 0) console.log('[outage] figures (ms):', JSON.stringify(figures));
-  });
+  }, 60_000);
+
+  /** Every pooled connection is back in the pool: none leaked by a request that failed mid-way. */
+  async function expectNoLeakedConnections(): Promise<void> {
+    const pool = (app.database.db as unknown as { $client: pg.Pool }).$client;
+    const deadline = performance.now() + 5_000;
+    while (pool.totalCount !== pool.idleCount && performance.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect({ checkedOut: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }).toEqual({
+      checkedOut: 0,
+      waiting: 0,
+    });
+  }
 
   async function waitUntilReady(timeoutMs = 30_000): Promise<number> {
     const started = performance.now();
@@ -256,7 +291,9 @@ describe.skipIf(skipReason !== '')('PostgreSQL outage (a throwaway server of our
       await tx.execute(sql`select 1`);
     });
     await expect(transaction).rejects.toThrow();
+    expect(isDatabaseUnavailable(await transaction.catch((error: unknown) => error))).toBe(true);
     expect((await app.inject('/livez')).statusCode).toBe(200);
+    await expectNoLeakedConnections();
     expectUnavailable(await app.inject('/readyz'));
 
     await postgres.start();
@@ -266,20 +303,36 @@ describe.skipIf(skipReason !== '')('PostgreSQL outage (a throwaway server of our
     expect(res.json().version).toBe('1.0.2');
   });
 
-  it('a publish in flight when PostgreSQL stops answers 503 (or completes), never hangs', async () => {
-    const inFlight = Array.from({ length: 8 }, (_, i) => publish(app, bundleOf(name, `in flight ${i}\n`)));
-    await postgres.stop();
-    const answers = await Promise.all(inFlight);
-    for (const res of answers) {
-      expect([201, 503], res.body).toContain(res.statusCode);
-      if (res.statusCode === 503) expectUnavailable(res);
+  it('publishes in flight when PostgreSQL stops answer 503 (or complete), never hang, leak nothing', async () => {
+    // Connections die while requests hold them, wait for them, or send BEGIN on them: a leaked
+    // connection would shrink the pool for good. Three rounds, since where each dies is a race.
+    let refused = 0;
+    for (let round = 0; round < 3; round += 1) {
+      const inFlight = Array.from({ length: 30 }, (_, i) =>
+        publish(app, bundleOf(name, `round ${round}, in flight ${i}\n`)),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 10 * round));
+      await postgres.stop();
+      const answers = await Promise.all(inFlight);
+      for (const res of answers) {
+        expect([201, 503], res.body).toContain(res.statusCode);
+        if (res.statusCode === 503) expectUnavailable(res);
+      }
+      refused += answers.filter((res) => res.statusCode === 503).length;
+      await expectNoLeakedConnections();
+      await postgres.start();
+      await waitUntilReady();
+      await expectNoLeakedConnections();
+      // Every publish that answered 201 is stored: none was acknowledged and then lost.
+      const versions = ((await app.inject(`/skills/${name}/versions`)).json() as { version: string }[]).map(
+        (entry) => entry.version,
+      );
+      for (const res of answers.filter((answer) => answer.statusCode === 201)) {
+        expect(versions).toContain(res.json().version);
+      }
     }
-    await postgres.start();
-    await waitUntilReady();
-    const versions = (await app.inject(`/skills/${name}/versions`)).json() as { version: string }[];
-    const created = answers.filter((res) => res.statusCode === 201).map((res) => res.json().version);
-    for (const version of created) expect(versions.map((entry) => entry.version)).toContain(version);
-    expect((await publish(app, bundleOf(name, 'after the second outage\n'))).statusCode).toBe(201);
+    figures.inFlightRefused = refused;
+    expect((await publish(app, bundleOf(name, 'after the outages\n'))).statusCode).toBe(201);
   });
 });
 
@@ -287,7 +340,16 @@ describe('isDatabaseUnavailable', () => {
   const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });
 
   it('recognises unreachable-database errors, also when wrapped', () => {
-    for (const code of ['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P03', '08006', '53300']) {
+    for (const code of [
+      'ECONNREFUSED',
+      'ECONNRESET',
+      'ENOTFOUND',
+      'EAI_AGAIN',
+      '57P01',
+      '57P03',
+      '08006',
+      '53300',
+    ]) {
       expect(isDatabaseUnavailable(withCode(code)), code).toBe(true);
     }
     expect(isDatabaseUnavailable(new Error('Connection terminated unexpectedly'))).toBe(true);
@@ -295,7 +357,9 @@ describe('isDatabaseUnavailable', () => {
     // drizzle wraps the driver's error in `cause`; a connection to several addresses fails as an AggregateError.
     const drizzle = new Error('Failed query: select 1', { cause: withCode('ECONNREFUSED') });
     expect(isDatabaseUnavailable(drizzle)).toBe(true);
-    expect(isDatabaseUnavailable(new AggregateError([withCode('ECONNREFUSED')], 'connect failed'))).toBe(true);
+    expect(isDatabaseUnavailable(new AggregateError([withCode('ECONNREFUSED')], 'connect failed'))).toBe(
+      true,
+    );
   });
 
   it('leaves every other error alone', () => {
@@ -305,5 +369,32 @@ describe('isDatabaseUnavailable', () => {
     expect(isDatabaseUnavailable(new Error('Failed query', { cause: withCode('23505') }))).toBe(false);
     expect(isDatabaseUnavailable(undefined)).toBe(false);
     expect(isDatabaseUnavailable('ECONNREFUSED')).toBe(false);
+  });
+});
+
+describe('a database host that accepts connections but never answers', () => {
+  it('fails pings and queries within the connection timeout, as unavailable', async () => {
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((socket) => {
+      sockets.add(socket); // accept, then say nothing: a hung server or a half-dead network path
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as net.AddressInfo;
+    const database = await openDatabase({ url: `postgres://postgres@127.0.0.1:${port}/x`, poolSize: 2 });
+    try {
+      const started = performance.now();
+      const [ping, query] = await Promise.allSettled([database.ping(), database.db.execute(sql`select 1`)]);
+      const elapsed = performance.now() - started;
+      console.log(`[outage] silent host detected in ${Math.round(elapsed)} ms`);
+      expect(ping.status).toBe('rejected');
+      expect(query.status).toBe('rejected');
+      expect(isDatabaseUnavailable((ping as PromiseRejectedResult).reason)).toBe(true);
+      expect(isDatabaseUnavailable((query as PromiseRejectedResult).reason)).toBe(true);
+      expect(elapsed).toBeLessThan(7_000);
+    } finally {
+      await database.close().catch(() => {});
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 });

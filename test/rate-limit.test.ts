@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_RATE_LIMITS, loadConfig } from '../src/config.js';
 import type { Scope } from '../src/storage/tokens-repository.js';
 import { files, publish, skillMd, uniqueName } from './helpers/bundles.js';
-import { createTestApp, type TestApp } from './helpers/context.js';
+import { adminAuth, createTestApp, type TestApp } from './helpers/context.js';
 
 const bearer = (secret: string) => ({ authorization: `Bearer ${secret}` });
 const bundleOf = (name: string, body = 'Do the thing.\n') =>
@@ -97,6 +97,8 @@ describe('write limit (per token)', () => {
     }
     expect(remaining).toEqual(['2', '1', '0']);
 
+    const auditBefore = (await ctx.app.inject({ url: '/audit?limit=1', headers: adminAuth })).json().items[0]
+      .id;
     const refused = await publish(ctx.app, bundleOf(name, 'four\n'), { headers: bearer(ci.secret) });
     const problem = expect429(refused, 'writes');
     expect(problem).toMatchObject({ max: 3, windowSeconds: 60 });
@@ -125,6 +127,9 @@ describe('write limit (per token)', () => {
       '1.0.0',
     ]);
     expect(versions.json()[2].tags).toEqual([]);
+    const auditAfter = (await ctx.app.inject({ url: '/audit?limit=1', headers: adminAuth })).json().items[0]
+      .id;
+    expect(auditAfter).toBe(auditBefore);
   });
 
   it('keys by token after authentication: another token and the admin token keep their own budget', async () => {
@@ -134,7 +139,10 @@ describe('write limit (per token)', () => {
       const res = await publish(ctx.app, bundleOf(uniqueName('first')), { headers: bearer(first.secret) });
       expect(res.statusCode).toBe(201);
     }
-    expect429(await publish(ctx.app, bundleOf(uniqueName('first')), { headers: bearer(first.secret) }), 'writes');
+    expect429(
+      await publish(ctx.app, bundleOf(uniqueName('first')), { headers: bearer(first.secret) }),
+      'writes',
+    );
     const other = await publish(ctx.app, bundleOf(uniqueName('second')), { headers: bearer(second.secret) });
     expect(other.statusCode, other.body).toBe(201);
     expect(other.headers['ratelimit-remaining']).toBe('2');
@@ -231,7 +239,10 @@ describe('refused credentials (per address)', () => {
       });
       expect(res.statusCode, `attempt ${i + 1}`).toBe(401);
     }
-    const guess = await ctx.app.inject({ url: '/skills', headers: { ...attacker, ...bearer('skr_guess-6') } });
+    const guess = await ctx.app.inject({
+      url: '/skills',
+      headers: { ...attacker, ...bearer('skr_guess-6') },
+    });
     const problem = expect429(guess, 'auth-failures');
     expect(problem.max).toBe(5);
     expect(guess.headers['ratelimit-limit']).toBe('5');
@@ -265,7 +276,8 @@ describe('refused credentials (per address)', () => {
     const address = { 'x-forwarded-for': '198.51.100.23' };
     for (let i = 0; i < 20; i += 1) {
       expect(
-        (await ctx.app.inject({ url: '/skills', headers: { ...address, ...bearer(good.secret) } })).statusCode,
+        (await ctx.app.inject({ url: '/skills', headers: { ...address, ...bearer(good.secret) } }))
+          .statusCode,
       ).toBe(200);
       // A write without a token is a 401 too, but not a guess.
       expect((await publish(ctx.app, bundleOf(uniqueName()), { headers: address })).statusCode).toBe(401);

@@ -244,6 +244,7 @@ async function readZip(bytes: Uint8Array, limits: BundleLimits): Promise<BundleF
     autoClose: false,
   });
   try {
+    refuseEntryFlood(zip.entryCount, limits);
     const nextEntry = zipEntryPump(zip);
     for (let entry = await nextEntry(); entry; entry = await nextEntry()) {
       const file = await readZipEntry(zip, entry, tracker);
@@ -253,6 +254,22 @@ async function readZip(bytes: Uint8Array, limits: BundleLimits): Promise<BundleF
     closeQuietly(zip);
   }
   return collector.files;
+}
+
+/**
+ * Folder entries are not files, so the file limit never sees them; a zip of hundreds of thousands of
+ * empty folders would be walked entry by entry (about 20 µs each). The central directory states the
+ * entry count up front: more than four entries per allowed file (each file, its folder, and macOS's
+ * AppleDouble twin and __MACOSX folder) is refused before any entry is read.
+ */
+function refuseEntryFlood(entryCount: number, limits: BundleLimits): void {
+  const maxEntries = limits.maxFiles * 4 + 100;
+  if (entryCount <= maxEntries) return;
+  const detail =
+    `the zip archive lists ${entryCount} entries; at most ${maxEntries} entries (files and folders, ` +
+    `four per file of the limit of ${limits.maxFiles} files) are read; ` +
+    'the limit is configurable on the server with SKILLREG_MAX_FILES';
+  throw new BundleError(413, 'Too many files', detail, [{ path: '', detail }]);
 }
 
 /**

@@ -61,8 +61,16 @@ export function decodeUtf8(bytes: Uint8Array, path = SKILL_MD): string {
   }
 }
 
-/** Splits decoded SKILL.md text; throws BundleError(422) when the frontmatter cannot be read. */
-export function splitFrontmatter(rawText: string): SplitSkillMd {
+export interface SplitOptions {
+  /** Largest frontmatter block (UTF-8 bytes between the --- lines) that is parsed; unbounded when absent. */
+  maxFrontmatterBytes?: number;
+}
+
+/**
+ * Splits decoded SKILL.md text; throws BundleError(422) when the frontmatter cannot be read and
+ * BundleError(413) when it is larger than `maxFrontmatterBytes`, before any YAML is parsed.
+ */
+export function splitFrontmatter(rawText: string, options: SplitOptions = {}): SplitSkillMd {
   const warnings: BundleIssue[] = [];
   const text = stripLeadingBlankLines(normalizeText(rawText), warnings);
   if (!opensFrontmatter(text)) {
@@ -70,6 +78,7 @@ export function splitFrontmatter(rawText: string): SplitSkillMd {
   }
   refuseNonYamlLanguage(text);
   refuseUnclosedFrontmatter(text);
+  if (options.maxFrontmatterBytes !== undefined) refuseLargeFrontmatter(text, options.maxFrontmatterBytes);
 
   let parsed: ParsedYaml | undefined;
   const file = matter(
@@ -136,6 +145,27 @@ function refuseUnclosedFrontmatter(text: string): void {
   );
 }
 
+/** The block gray-matter hands the YAML engine: from the end of the opening line to the closing `---`. */
+function refuseLargeFrontmatter(text: string, limit: number): void {
+  const start = text.indexOf('\n');
+  const end = text.indexOf('\n---', start);
+  // Cheap bound first: a UTF-16 unit is at most 3 UTF-8 bytes, so short blocks need no counting.
+  if ((end - start) * 3 <= limit) return;
+  const size = Buffer.byteLength(text.slice(start, end), 'utf8');
+  if (size <= limit) return;
+  const detail =
+    `SKILL.md frontmatter is ${size} bytes; the limit is ${limit} bytes (${describeSize(limit)}), ` +
+    'configurable on the server with SKILLREG_MAX_FRONTMATTER_BYTES: keep the frontmatter to name, ' +
+    'description and a few short keys, and move long material into the body or references/ files';
+  throw new BundleError(413, 'Frontmatter too large', detail, [{ path: SKILL_MD, detail }]);
+}
+
+function describeSize(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${+(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+  if (bytes >= 1024) return `${+(bytes / 1024).toFixed(1)} KiB`;
+  return `${bytes} bytes`;
+}
+
 /**
  * Options for gray-matter. Passing an object always also disables gray-matter's global cache,
  * which otherwise keys on content and would hand back shared, mutable results.
@@ -193,6 +223,9 @@ const YAML_OPTIONS = {
   merge: false,
   prettyErrors: true,
   uniqueKeys: false,
+  // Problems are reported in the response; the yaml package would also print some of them with
+  // process.emitWarning (e.g. a mapping used as a key), letting any uploader write to the server's stderr.
+  logLevel: 'error',
 } as const;
 
 /**

@@ -30,9 +30,11 @@ export function normalizeEntryPath(raw: string): string {
   const slashed = raw.replaceAll('\\', '/');
   if (slashed.startsWith('/'))
     refuse('absolute paths are not allowed; use a path relative to the skill root');
-  if (WINDOWS_DRIVE.test(slashed)) refuse('Windows drive paths are not allowed; use a relative path');
 
   const segments = slashed.split('/').filter((segment) => segment !== '' && segment !== '.');
+  // Checked after "./" and empty segments are dropped: "./C:/x" would otherwise come out as "C:/x".
+  if (WINDOWS_DRIVE.test(segments[0] ?? ''))
+    refuse('Windows drive paths are not allowed; use a relative path');
   for (const segment of segments) {
     if (segment === '..') refuse('".." segments would escape the bundle');
     if (byteLength(segment) > MAX_SEGMENT_BYTES) {

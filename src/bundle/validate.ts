@@ -37,6 +37,8 @@ export interface ParseContext {
   folderName?: string;
   /** The `?name=` query: preferred over the folder name, and must agree with the frontmatter. */
   nameOverride?: string;
+  /** Largest frontmatter block parsed (BundleLimits.maxFrontmatterBytes); unbounded when absent. */
+  maxFrontmatterBytes?: number;
 }
 
 /** Collects every problem of one file so they can all be reported at once. */
@@ -83,7 +85,11 @@ export function validateBundle(
   if (skillMd.bytes.length > opts.limits.maxSkillMdBytes) {
     throw skillMdTooLarge(skillMd.bytes.length, opts.limits.maxSkillMdBytes);
   }
-  const context: ParseContext = { folderName: bundle.folderName, nameOverride: opts.nameOverride };
+  const context: ParseContext = {
+    folderName: bundle.folderName,
+    nameOverride: opts.nameOverride,
+    maxFrontmatterBytes: opts.limits.maxFrontmatterBytes,
+  };
   try {
     const skill = parseSkillMd(skillMd.bytes, context);
     return { ...skill, warnings: [...bundle.warnings, ...skill.warnings] };
@@ -98,7 +104,7 @@ export function validateBundle(
 
 /** Parses and validates one SKILL.md; throws BundleError(422) listing every error found. */
 export function parseSkillMd(bytes: Uint8Array, ctx: ParseContext): ParsedSkill {
-  const split = splitFrontmatter(decodeUtf8(bytes));
+  const split = splitFrontmatter(decodeUtf8(bytes), { maxFrontmatterBytes: ctx.maxFrontmatterBytes });
   const findings = new Findings();
   findings.warnings.push(...split.warnings);
   const { data } = split;
@@ -287,7 +293,7 @@ function descriptionFromBody(split: SplitSkillMd, findings: Findings): string | 
  */
 export function firstParagraph(markdown: string): string | undefined {
   for (const block of proseBlocks(markdown)) {
-    const text = collapseWhitespace(block.map(stripInlineMarkdown).join(' '));
+    const text = collapseWhitespace(clipBlock(block).map(stripInlineMarkdown).join(' '));
     if (/[\p{L}\p{N}]/u.test(text)) return text;
   }
   return undefined;
@@ -312,6 +318,24 @@ function* proseBlocks(markdown: string): Generator<string[]> {
     block.push(line);
   }
   if (block.length > 0) yield block;
+}
+
+/**
+ * The inline-Markdown patterns backtrack over the rest of a line for every unclosed `_`, `[` or `<`,
+ * which is quadratic: a 300 KB line took over a minute. The description keeps at most 1024
+ * characters, so a few KiB of the paragraph's source is all that is ever needed.
+ */
+const MAX_PARAGRAPH_SOURCE_CHARS = 4 * MAX_DESCRIPTION_LENGTH;
+
+function clipBlock(block: string[]): string[] {
+  const clipped: string[] = [];
+  let left = MAX_PARAGRAPH_SOURCE_CHARS;
+  for (const line of block) {
+    if (left <= 0) break;
+    clipped.push(line.slice(0, left));
+    left -= line.length + 1;
+  }
+  return clipped;
 }
 
 function isNonProseLine(line: string): boolean {
@@ -475,7 +499,7 @@ function missingSkillMd(bundle: NormalizedBundle): BundleError {
 }
 
 function skillMdTooLarge(size: number, limit: number): BundleError {
-  const detail = `SKILL.md is ${size} bytes; the limit is ${limit} bytes (${formatBytes(limit)}): keep SKILL.md short and move long material into references/ files`;
+  const detail = `SKILL.md is ${size} bytes; the limit is ${limit} bytes (${formatBytes(limit)}), configurable on the server with SKILLREG_MAX_SKILL_MD_BYTES: keep SKILL.md short and move long material into references/ files`;
   return new BundleError(413, 'SKILL.md too large', detail, [{ path: SKILL_MD, detail }]);
 }
 

@@ -142,7 +142,10 @@ export class ChangeFeed {
     this.heartbeatInFlight = true;
     try {
       // pg reads a per-query `query_timeout`, which @types/pg does not declare.
-      await client.query({ text: 'select 1', query_timeout: this.options.heartbeatTimeoutMs } as pg.QueryConfig);
+      await client.query({
+        text: 'select 1',
+        query_timeout: this.options.heartbeatTimeoutMs,
+      } as pg.QueryConfig);
     } catch (error) {
       this.drop(client, error, 'heartbeat');
     } finally {

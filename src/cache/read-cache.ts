@@ -7,9 +7,10 @@ import {
   type VersionRecord,
   type VersionSelector,
 } from '../storage/skills-repository.js';
-import { CatalogueState, type StateRow } from './catalogue-state.js';
-import { ChangeFeed, type ChangeFeedOptions } from './change-feed.js';
+import type { CatalogueState, StateRow } from './catalogue-state.js';
+import type { ChangeFeed, ChangeFeedOptions } from './change-feed.js';
 import { ByteLru, sizeOf } from './lru.js';
+import { acquireSharedState, type SharedState } from './shared-state.js';
 
 /**
  * The in-process cache of hot reads. Three kinds of entries share one byte-bounded LRU:
@@ -45,6 +46,20 @@ export interface CacheCounters {
   misses: Record<CacheKind, number>;
 }
 
+/** Loads-only changes re-render an expensive rendering at most once per this many times its cost... */
+const LOADS_REFRESH_FACTOR = 20;
+/** ...if it took at least this long (cheap renderings always follow the loads)... */
+const LOADS_REFRESH_MIN_COST_MS = 20;
+/** ...and at least once a minute. */
+const LOADS_REFRESH_MAX_MS = 60_000;
+
+interface LoadsEntry<T> {
+  value: T;
+  loadsRevision: number;
+  renderMs: number;
+  renderedAt: number;
+}
+
 interface Stamped<T> {
   stamp: number | string;
   value: T;
@@ -60,7 +75,6 @@ export class ReadCache {
   readonly state: CatalogueState;
   private readonly lru: ByteLru<unknown>;
   private readonly inflight = new Map<string, Promise<unknown>>();
-  private feed: ChangeFeed | undefined;
   readonly counters: CacheCounters = {
     hits: { immutable: 0, skill: 0, catalogue: 0 },
     misses: { immutable: 0, skill: 0, catalogue: 0 },
@@ -68,17 +82,19 @@ export class ReadCache {
 
   private constructor(
     private readonly skills: SkillsRepository,
+    private readonly shared: SharedState,
     options: ReadCacheOptions,
   ) {
     const maxBytes = options.maxBytes ?? DEFAULT_CACHE_BYTES;
     this.lru = new ByteLru(maxBytes, options.maxEntryBytes ?? Math.floor(maxBytes / 8));
-    this.state = new CatalogueState(() => skills.state());
+    this.state = shared.state;
   }
 
   /**
-   * Wires the cache to this process's writes (repository and load recorder hooks) and, on PostgreSQL,
-   * to every replica's writes through LISTEN. Resolves once the state is known; on PostgreSQL the feed
-   * may still be connecting, in which case reads fall back to the revision row until it is live.
+   * Wires the cache to this app's writes (repository and load recorder hooks) and to the state shared
+   * by every app on the same database handle, which on PostgreSQL follows every replica's writes through
+   * LISTEN. Resolves once the state is known; the feed may still be connecting, in which case reads
+   * fall back to the revision row until it is live.
    */
   static async open(deps: {
     database: Database;
@@ -89,47 +105,21 @@ export class ReadCache {
   }): Promise<ReadCache> {
     const { database, skills, loads, log } = deps;
     const options = deps.options ?? {};
-    const cache = new ReadCache(skills, options);
-    const { state } = cache;
+    const shared = await acquireSharedState(database, { feed: options.feed, log });
+    const { state } = shared;
     skills.onChange((change) => state.observeChange(change.revision, change.skill));
     loads.onFlushed((loadsRevision) => state.observeLoads(loadsRevision));
-    await state.resync();
-    if (database.kind === 'pglite' || !database.url) {
-      // Embedded PGlite is opened by this process alone: every write goes through the hooks above.
-      state.setLive(true);
-      return cache;
-    }
-    cache.feed = new ChangeFeed(
-      database.url,
-      {
-        onMessage: (message) => {
-          if (message.kind === 'revision') state.observeChange(message.revision, message.skill);
-          else state.observeLoads(message.loadsRevision);
-        },
-        resync: async () => {
-          await state.resync();
-        },
-        onLiveChange: (live) => {
-          state.setLive(live);
-          if (live) log?.info('read cache: change feed live (LISTEN)');
-          else log?.warn('read cache: change feed down; reading the revision row on every request');
-        },
-        onError: (error, context) => log?.warn({ err: error, context }, 'read cache: change feed error'),
-      },
-      options.feed,
-    );
-    await cache.feed.start();
-    return cache;
+    return new ReadCache(skills, shared, options);
   }
 
   async close(): Promise<void> {
-    await this.feed?.close();
     this.lru.clear();
+    await this.shared.release();
   }
 
-  /** The live change feed, when there is one (tests drop its connection). */
+  /** The change feed of this database handle, when there is one (tests drop its connection). */
   get changeFeed(): ChangeFeed | undefined {
-    return this.feed;
+    return this.shared.feed;
   }
 
   /** Catalogue revision and loads revision as of this request: no query while the state is live. */
@@ -199,6 +189,58 @@ export class ReadCache {
   }
 
   /**
+   * Like catalogueWide, for renderings that also depend on the loads revision (budgeted prompts drop
+   * the least recently loaded skills first). Loads only order such a rendering, and are themselves
+   * written in batches every few seconds; so when the rendering is expensive, a change of loads alone
+   * renders it again at most once per LOADS_REFRESH_FACTOR times its cost (capped at a minute). However
+   * busy the content routes keep the loads, re-rendering then stays a small share of the process's time.
+   * A catalogue change (revision) always renders again. Answers the value and the loads revision it
+   * was rendered at, which the ETag must name.
+   */
+  async byLoads<T>(
+    key: string,
+    revision: number,
+    loadsRevision: number,
+    compute: () => Promise<Sized<T>>,
+  ): Promise<{ value: T; loadsRevision: number }> {
+    const full = `l|${key}`;
+    const hit = this.lru.get(full) as Stamped<LoadsEntry<T>> | undefined;
+    if (hit && hit.stamp === revision) {
+      const entry = hit.value;
+      const age = Date.now() - entry.renderedAt;
+      const throttle =
+        entry.renderMs >= LOADS_REFRESH_MIN_COST_MS
+          ? Math.min(LOADS_REFRESH_MAX_MS, entry.renderMs * LOADS_REFRESH_FACTOR)
+          : 0;
+      if (entry.loadsRevision === loadsRevision || age < throttle) {
+        this.counters.hits.catalogue += 1;
+        return { value: entry.value, loadsRevision: entry.loadsRevision };
+      }
+    }
+    this.counters.misses.catalogue += 1;
+    const entry = await this.singleFlight<LoadsEntry<T>>(
+      full,
+      revision,
+      async () => {
+        const started = performance.now();
+        const computed = await compute();
+        return {
+          value: {
+            value: computed.value,
+            loadsRevision,
+            renderMs: performance.now() - started,
+            renderedAt: Date.now(),
+          },
+          bytes: computed.bytes + 64,
+        };
+      },
+      true,
+      `${revision}.${loadsRevision}`,
+    );
+    return { value: entry.value, loadsRevision: entry.loadsRevision };
+  }
+
+  /**
    * The version a read selects. An exact version is immutable (its yank flag is not: callers that show
    * it read it fresh); a tag or `latest` is per skill.
    */
@@ -215,8 +257,9 @@ export class ReadCache {
     stamp: number | string,
     compute: () => Promise<T | Sized<T>>,
     sized: boolean,
+    flight: number | string = stamp,
   ): Promise<T> {
-    const flightKey = `${full}@${stamp}`;
+    const flightKey = `${full}@${flight}`;
     const pending = this.inflight.get(flightKey) as Promise<T> | undefined;
     if (pending) return pending;
     const promise = (async () => {

@@ -71,13 +71,13 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
   });
-  // A client that loses its server emits 'error'. The pool listens on idle clients; a checked-out one
-  // (inside a transaction, between two statements) has no listener and would crash the process. Its
-  // queries fail anyway and the pool discards it on release, so the event itself can be ignored.
+  // A client that loses its server emits 'error'; without a listener that would crash the process.
+  // The pool listens on idle clients, releaseDeadClients on checked-out ones, this on the rest.
   pool.on('error', () => {});
   pool.on('connect', (client) => {
     client.on('error', () => {});
   });
+  releaseDeadClients(pool);
   const db = drizzleNodePg({ client: pool, schema }) as unknown as Db;
   return {
     db,
@@ -113,6 +113,49 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
       await pool.end();
     },
   };
+}
+
+type ConnectCallback = (
+  error: Error | undefined,
+  client: pg.PoolClient | undefined,
+  done: (release?: Error | boolean) => void,
+) => void;
+
+/**
+ * Makes every checkout from `pool` survive the server going away while the client is checked out:
+ * the client goes back to the pool (which discards it) as soon as its connection fails, and a later
+ * release by its holder is ignored. Without this a checked-out client whose connection dies crashes
+ * the process (an 'error' event nobody listens to), and one whose BEGIN fails leaks: drizzle's
+ * transaction() sends BEGIN before its try/finally, so nothing releases it. A few outages later the
+ * pool would be exhausted for good and the service would never recover.
+ */
+function releaseDeadClients(pool: pg.Pool): void {
+  const connect = pool.connect.bind(pool) as (
+    callback?: ConnectCallback,
+  ) => Promise<pg.PoolClient> | undefined;
+  const guard = (client: pg.PoolClient): pg.PoolClient => {
+    const release = client.release.bind(client);
+    let released = false;
+    const onError = (error: Error) => client.release(error);
+    client.release = (error?: Error | boolean) => {
+      if (released) return;
+      released = true;
+      client.removeListener('error', onError);
+      release(error);
+    };
+    client.on('error', onError);
+    return client;
+  };
+  // An own property shadows Pool.prototype.connect, which pool.query() also goes through.
+  Object.assign(pool, {
+    connect: (callback?: ConnectCallback) =>
+      callback
+        ? connect((error, client) => {
+            const guarded = client && guard(client);
+            callback(error, guarded, (release) => guarded?.release(release));
+          })
+        : connect()!.then(guard),
+  });
 }
 
 async function openPglite(dataDir: string): Promise<Database> {

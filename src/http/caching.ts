@@ -8,24 +8,45 @@ export const REVALIDATE = 'public, no-cache';
 
 /** An ETag for a digest-addressed representation; the variant keeps renderings of one digest apart. */
 export function digestEtag(digest: string, variant = ''): string {
-  const hex = digest.replace(/^sha256:/, '');
-  return `"${hex}${variant ? `.${variant}` : ''}"`;
+  const hex = digest.startsWith('sha256:') ? digest.slice(7) : digest;
+  return variant ? `"${hex}.${variant}"` : `"${hex}"`;
 }
 
 /** An ETag for a listing: the catalogue revision plus everything in the request that shapes the answer. */
 export function revisionEtag(revision: number, ...shape: unknown[]): string {
-  const hash = createHash('sha256').update(JSON.stringify(shape)).digest('base64url').slice(0, 16);
-  return `W/"r${revision}-${hash}"`;
+  const key = `${revision}|${JSON.stringify(shape)}`;
+  let etag = revisionEtags.get(key);
+  if (etag === undefined) {
+    const hash = createHash('sha256')
+      .update(key.slice(key.indexOf('|') + 1))
+      .digest('base64url')
+      .slice(0, 16);
+    etag = `W/"r${revision}-${hash}"`;
+    // Polls repeat the same few queries: remembering their ETags saves a hash per request.
+    if (revisionEtags.size >= 10_000) revisionEtags.clear();
+    revisionEtags.set(key, etag);
+  }
+  return etag;
+}
+
+const revisionEtags = new Map<string, string>();
+
+/** The opaque part of an entity tag: without surrounding spaces and the weak prefix. */
+function opaqueTag(tag: string): string {
+  const trimmed = tag.trim();
+  return trimmed.startsWith('W/') ? trimmed.slice(2) : trimmed;
 }
 
 /** RFC 9110 If-None-Match: weak comparison, lists and `*`. */
 export function matchesIfNoneMatch(request: FastifyRequest, etag: string): boolean {
   const header = request.headers['if-none-match'];
   if (!header) return false;
+  // The common case, a client sending back the ETag it was given, without parsing (polls are hot).
+  if (header === etag) return true;
   if (header.trim() === '*') return true;
-  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
-  const wanted = opaque(etag);
-  return header.split(',').some((candidate) => opaque(candidate) === wanted);
+  const wanted = opaqueTag(etag);
+  for (const candidate of header.split(',')) if (opaqueTag(candidate) === wanted) return true;
+  return false;
 }
 
 /**
@@ -76,7 +97,12 @@ export function bufferBody(value: Buffer | Uint8Array | string): CachedBody {
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** Sends pre-serialised JSON (the route's serializer is skipped for a Buffer). */
+/** Sends bytes as they are: a Buffer skips the route's serializer. */
+export function sendBytes(reply: FastifyReply, contentType: string, body: Buffer): FastifyReply {
+  return reply.type(contentType).send(body);
+}
+
+/** Sends pre-serialised JSON. */
 export function sendJson(reply: FastifyReply, body: Buffer): FastifyReply {
-  return reply.type(JSON_TYPE).send(body);
+  return sendBytes(reply, JSON_TYPE, body);
 }

@@ -4,13 +4,19 @@ import { z } from 'zod';
 
 export const SKILL_NAME_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 
+/** PostgreSQL text cannot hold NUL: such a value is refused as a 400 instead of failing the query (a 500). */
+const withoutNul = (schema: z.ZodString) =>
+  schema.refine((value) => !value.includes('\u0000'), 'must not contain a NUL character');
+
 export const nameParam = z.object({
-  name: z.string().min(1).max(64).describe('Skill name (lowercase letters, digits, hyphens)'),
+  name: withoutNul(z.string().min(1).max(64)).describe('Skill name (lowercase letters, digits, hyphens)'),
 });
 
 export const selectorQuery = z.object({
-  version: z.string().max(256).optional().describe('Exact version; responses are then immutable'),
-  tag: z.string().max(64).optional().describe('Dist-tag such as latest, stable, beta (default latest)'),
+  version: withoutNul(z.string().max(256)).optional().describe('Exact version; responses are then immutable'),
+  tag: withoutNul(z.string().max(64))
+    .optional()
+    .describe('Dist-tag such as latest, stable, beta (default latest)'),
 });
 
 export const tokenCountsSchema = z.object({

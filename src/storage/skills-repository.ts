@@ -3,6 +3,7 @@ import { writeTarGz, writeZip } from '../bundle/archive-write.js';
 import { fileDigest } from '../bundle/digest.js';
 import type { BundleFile, BundleIssue, ParsedSkill } from '../bundle/types.js';
 import { chooseVersion, pickLatest, sortVersionsDescending } from '../bundle/version.js';
+import { CHANGES_CHANNEL } from '../cache/change-feed.js';
 import type { Db } from '../db/client.js';
 import {
   blobs,
@@ -15,7 +16,6 @@ import {
 } from '../db/schema.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js';
 import { countCatalogueEntryTokens, countTokens } from '../render/token-count.js';
-import { CHANGES_CHANNEL } from '../cache/change-feed.js';
 import { recordAudit } from './audit-repository.js';
 
 export const LATEST = 'latest';
@@ -322,11 +322,45 @@ export class SkillsRepository {
     let nextCursor: string | null = null;
     if (q) {
       const offset = cursor.offset ?? 0;
-      rows = await base
-        .where(and(eq(distTags.tag, tag), searchCondition))
-        .orderBy(sql`${searchRank(q)} desc`, skills.name)
-        .limit(query.limit + 1)
-        .offset(offset);
+      // Two steps: rank the matching versions that the tag points at (the GIN indexes find them; only
+      // their id, name and search vector are read), then fetch the page's rows. A version's name is its
+      // skill's name, so the ranking needs no join.
+      const hits = this.db.$with('hits').as(
+        this.db
+          .select({
+            id: skillVersions.id,
+            hitName: sql<string>`${skillVersions.name}`.as('hit_name'),
+            rank: sql<number>`${searchRank(q)}`.as('rank'),
+          })
+          .from(skillVersions)
+          .where(
+            and(
+              searchCondition,
+              sql`exists (select 1 from ${distTags} d where d.version_id = ${skillVersions.id} and d.tag = ${tag})`,
+            ),
+          )
+          .orderBy(sql`rank desc`, skillVersions.name)
+          .limit(query.limit + 1)
+          .offset(offset),
+      );
+      rows = await this.db
+        .with(hits)
+        .select({
+          name: skills.name,
+          description: skillVersions.description,
+          version: skillVersions.version,
+          digest: skillVersions.digest,
+          updatedAt: distTags.updatedAt,
+          tokensDescription: skillVersions.tokensDescription,
+          tokensBody: skillVersions.tokensBody,
+          frontmatter: skillVersions.frontmatter,
+          tags: tagsOfVersion,
+        })
+        .from(hits)
+        .innerJoin(skillVersions, eq(skillVersions.id, hits.id))
+        .innerJoin(distTags, and(eq(distTags.versionId, skillVersions.id), eq(distTags.tag, tag)))
+        .innerJoin(skills, eq(skills.id, distTags.skillId))
+        .orderBy(sql`${hits.rank} desc`, hits.hitName);
       if (rows.length > query.limit) nextCursor = encodeCursor({ offset: offset + query.limit });
     } else {
       const after = cursor.after;

@@ -109,11 +109,18 @@ async function rateLimitPlugin(app: FastifyInstance) {
     if (!hook) return;
     const existing = route.onRequest === undefined ? [] : [route.onRequest].flat();
     route.onRequest = [...existing, hook] as typeof route.onRequest;
+    // Documented in OpenAPI; a copy, since route plugins may share one response map between routes.
     const responses = route.schema?.response as Record<string, unknown> | undefined;
-    if (responses && !(429 in responses)) {
-      responses[429] = problemSchema.describe(
-        `Rate limit exceeded (${kind === 'write' ? VARIABLES.writes : VARIABLES.reads}); see Retry-After`,
-      );
+    if (route.schema && responses && !(429 in responses)) {
+      route.schema = {
+        ...route.schema,
+        response: {
+          ...responses,
+          429: problemSchema.describe(
+            `Rate limit exceeded (${kind === 'write' ? VARIABLES.writes : VARIABLES.reads}); see Retry-After`,
+          ),
+        },
+      };
     }
   });
 

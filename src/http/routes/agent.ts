@@ -8,7 +8,15 @@ import {
   selectAgentSkills,
 } from '../../render/prompt.js';
 import { anthropicTools, openAiTools } from '../../render/tools.js';
-import { REVALIDATE, replyNotModified, revisionEtag } from '../caching.js';
+import {
+  bufferBody,
+  jsonBody,
+  REVALIDATE,
+  replyNotModified,
+  revisionEtag,
+  sendBytes,
+  sendJson,
+} from '../caching.js';
 import { problemResponses } from '../problem.js';
 
 /** `name` may repeat (?name=a&name=b) or hold a comma-separated list; skill names never contain commas. */
@@ -84,9 +92,23 @@ function selectionOf(query: { name?: string[]; tag?: string; q?: string }): Skil
   return { names: query.name, tag: query.tag, q: query.q?.trim() || undefined };
 }
 
-/** GET /prompt and GET /tools: what a remote agent needs to use the registry's skills. */
+const anthropicToolsSchema = z.array(anthropicToolSchema);
+const openAiToolsSchema = z.array(openAiToolSchema);
+
+/** A rendered prompt as the cache keeps it: the bytes sent and, for the text layouts, their token count. */
+interface RenderedPrompt {
+  body: Buffer;
+  tokens?: number;
+}
+
+/**
+ * GET /prompt and GET /tools: what a remote agent needs to use the registry's skills. Renderings are
+ * kept in the read cache for the catalogue revision they were made at (plus the loads revision when a
+ * budget orders skills by use), so at 100,000 skills a poll does not render the catalogue again.
+ */
 const agentRoutes: FastifyPluginAsyncZod = async (app) => {
   const { skills } = app.repositories;
+  const cache = app.readCache;
   const readable = app.authorize('read');
 
   app.get(
@@ -121,29 +143,59 @@ const agentRoutes: FastifyPluginAsyncZod = async (app) => {
       const { format, budget } = request.query;
       const selection = selectionOf(request.query);
       const baseUrl = publicBaseUrl(request, app.config.publicUrl);
-      const [revision, loads] = await Promise.all([
-        skills.revision(),
-        // Which skills a budget drops depends on recent loads, which do not bump the revision.
-        budget === undefined ? Promise.resolve(null) : skills.loadsFingerprint(),
-      ]);
-      const etag = revisionEtag(revision, 'prompt', format, selection, budget ?? null, baseUrl, loads);
-      if (replyNotModified(request, reply, etag, REVALIDATE)) return reply;
-      const selected = await selectAgentSkills(skills, selection);
+      const { revision, loadsRevision } = await cache.current();
       const style = format === 'markdown' ? 'markdown' : 'xml';
-      let result: PromptResult;
+      const key = `prompt|${JSON.stringify([format, selection, budget ?? null, baseUrl])}`;
+      const render = async () => {
+        const selected = await selectAgentSkills(skills, selection);
+        const result: PromptResult = buildPrompt(selected.skills, {
+          style,
+          baseUrl,
+          tag: selection.tag,
+          budget,
+        });
+        const body =
+          format === 'json'
+            ? jsonBody(promptJsonSchema, { ...result, omitted: [...result.omitted, ...selected.omitted] })
+            : bufferBody(result.prompt);
+        return { value: { body: body.value, tokens: result.tokens }, bytes: body.bytes + 64 };
+      };
+      let rendered: RenderedPrompt;
+      let etag: string;
       try {
-        result = buildPrompt(selected.skills, { style, baseUrl, tag: selection.tag, budget });
+        if (budget === undefined) {
+          etag = revisionEtag(revision, 'prompt', format, selection, null, baseUrl, null);
+          if (replyNotModified(request, reply, etag, REVALIDATE)) return reply;
+          rendered = await cache.catalogueWide(key, revision, render, true);
+        } else {
+          // Which skills a budget drops depends on recent loads, which do not bump the revision: the
+          // ETag names the loads revision the rendering was made at.
+          const byLoads = await cache.byLoads(key, revision, loadsRevision, render);
+          rendered = byLoads.value;
+          etag = revisionEtag(
+            revision,
+            'prompt',
+            format,
+            selection,
+            budget,
+            baseUrl,
+            String(byLoads.loadsRevision),
+          );
+          if (replyNotModified(request, reply, etag, REVALIDATE)) return reply;
+        }
       } catch (error) {
         // A refusal must not carry the validators of the representation it failed to produce.
         reply.removeHeader('etag');
         reply.removeHeader('cache-control');
         throw error;
       }
-      if (format === 'json') return { ...result, omitted: [...result.omitted, ...selected.omitted] };
-      reply.header('x-prompt-tokens', String(result.tokens));
-      return reply
-        .type(style === 'markdown' ? 'text/markdown; charset=utf-8' : 'text/plain; charset=utf-8')
-        .send(result.prompt);
+      if (format === 'json') return sendJson(reply, rendered.body);
+      reply.header('x-prompt-tokens', String(rendered.tokens));
+      return sendBytes(
+        reply,
+        style === 'markdown' ? 'text/markdown; charset=utf-8' : 'text/plain; charset=utf-8',
+        rendered.body,
+      );
     },
   );
 
@@ -176,12 +228,22 @@ const agentRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request, reply) => {
       const { provider, strict } = request.query;
       const selection = selectionOf(request.query);
-      const revision = await skills.revision();
+      const revision = await cache.revision();
       const etag = revisionEtag(revision, 'tools', provider, provider === 'openai' && strict, selection);
       if (replyNotModified(request, reply, etag, REVALIDATE)) return reply;
-      const { skills: selected } = await selectAgentSkills(skills, selection);
-      const names = selected.map((skill) => skill.name);
-      return provider === 'openai' ? openAiTools(names, { strict }) : anthropicTools(names);
+      const body = await cache.catalogueWide(
+        `tools|${JSON.stringify([provider, provider === 'openai' && strict, selection])}`,
+        revision,
+        async () => {
+          const { skills: selected } = await selectAgentSkills(skills, selection);
+          const names = selected.map((skill) => skill.name);
+          return provider === 'openai'
+            ? jsonBody(openAiToolsSchema, openAiTools(names, { strict }))
+            : jsonBody(anthropicToolsSchema, anthropicTools(names));
+        },
+        true,
+      );
+      return sendJson(reply, body);
     },
   );
 };

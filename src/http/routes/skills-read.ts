@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import mime from 'mime-types';
 import { z } from 'zod';
+import { normalizeEntryPath } from '../../bundle/paths.js';
+import { BundleError } from '../../bundle/types.js';
 import { BadRequestError } from '../../errors.js';
 import { argumentsFingerprint, declaredArgumentNames, substituteArguments } from '../../render/arguments.js';
 import { renderSkillXml } from '../../render/skill-content.js';
@@ -13,6 +15,7 @@ import {
   REVALIDATE,
   replyNotModified,
   revisionEtag,
+  sendBytes,
   sendJson,
 } from '../caching.js';
 import { problemResponses } from '../problem.js';
@@ -31,6 +34,23 @@ export function selectorOf(query: { version?: string; tag?: string }): VersionSe
     throw new BadRequestError('pass either version= or tag=, not both', { parameters: ['version', 'tag'] });
   }
   return query.version !== undefined ? { version: query.version } : { tag: query.tag };
+}
+
+/**
+ * A file path as stored: canonical (normalizeEntryPath ran on every path at publish). A path that is
+ * no valid bundle path (`..`, absolute, NUL or control characters, after URL decoding) is refused
+ * before any lookup; NUL would otherwise reach PostgreSQL and fail as a 500.
+ */
+export function bundlePathOf(raw: string): string {
+  try {
+    return normalizeEntryPath(raw);
+  } catch (error) {
+    if (!(error instanceof BundleError)) throw error;
+    throw new BadRequestError(
+      `${error.message}; file paths are relative to the skill root, e.g. references/api.md`,
+      { parameter: 'path' },
+    );
+  }
 }
 
 const TEXT_TYPES = /^(text\/|application\/(json|xml|yaml|x-yaml|javascript|x-sh|toml))/;
@@ -248,7 +268,7 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
           },
           true,
         );
-        return reply.type(CONTENT_TYPES[format]).send(rendered);
+        return sendBytes(reply, CONTENT_TYPES[format], rendered);
       }
       const body = substituteArguments(record.body, argumentString, {
         names: declaredArgumentNames(record.frontmatter),
@@ -291,8 +311,8 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       const selector = selectorOf(request.query);
+      const path = bundlePathOf(request.params['*']);
       const record = await cache.resolve(request.params.name, selector, await cache.revision());
-      const path = request.params['*'];
       // A file of a version never changes; a large one is served without being kept (maxEntryBytes).
       const file = await cache.immutable(
         `file|${record.id}|${path}`,

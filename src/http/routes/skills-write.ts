@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import semver from 'semver';
 import { z } from 'zod';
-import { createLimitTracker } from '../../bundle/archive-read.js';
+import { createLimitTracker, tooLarge, tooManyFiles } from '../../bundle/archive-read.js';
 import { BundleError, type BundleFile, type BundleLimits } from '../../bundle/types.js';
 import { BadRequestError } from '../../errors.js';
 import { publishUpload, type Upload } from '../../services/publish.js';
@@ -45,6 +45,26 @@ export const UPLOAD_CONTENT_TYPES = {
 } as const;
 
 async function readMultipartFiles(request: FastifyRequest, limits: BundleLimits): Promise<BundleFile[]> {
+  try {
+    return await readMultipartParts(request, limits);
+  } catch (error) {
+    throw multipartLimitError(error, limits);
+  }
+}
+
+/**
+ * busboy enforces the same limits (app.ts) and can trip before the tracker does: on the part after
+ * the last allowed file, or on a single file cut at exactly the byte limit. Its errors name no limit,
+ * so they are replaced by the bundle layer's, which give the value and the variable that sets it.
+ */
+function multipartLimitError(error: unknown, limits: BundleLimits): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'FST_FILES_LIMIT') return tooManyFiles(limits);
+  if (code === 'FST_REQ_FILE_TOO_LARGE') return tooLarge(limits);
+  return error;
+}
+
+async function readMultipartParts(request: FastifyRequest, limits: BundleLimits): Promise<BundleFile[]> {
   const tracker = createLimitTracker(limits);
   const files: BundleFile[] = [];
   for await (const part of request.parts()) {

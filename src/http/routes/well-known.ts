@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { ArchiveFormat, CurrentArchive } from '../../storage/skills-repository.js';
-import { REVALIDATE, replyNotModified, revisionEtag } from '../caching.js';
+import { jsonBody, REVALIDATE, replyNotModified, revisionEtag, sendJson } from '../caching.js';
 import { problemResponses } from '../problem.js';
 import { nameParam } from '../schemas.js';
 
@@ -51,6 +51,7 @@ export function bundleUrl(base: string, name: string, version: string): string {
 
 const wellKnownRoutes: FastifyPluginAsyncZod = async (app) => {
   const { skills } = app.repositories;
+  const cache = app.readCache;
   const readable = app.authorize('read');
 
   /** Digests of the archives, building (and storing, once per version) those not built yet. */
@@ -97,15 +98,23 @@ const wellKnownRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       const base = publicBase(app.config.publicUrl, request);
-      const revision = await skills.revision();
+      const revision = await cache.revision();
       const etag = revisionEtag(revision, 'agent-skills-index', base, INDEX_ARCHIVE_FORMAT);
       if (replyNotModified(request, reply, etag, REVALIDATE)) return reply;
-      const current = await skills.currentArchives(INDEX_ARCHIVE_FORMAT);
-      const digests = await withDigests(current);
-      return {
-        $schema: DISCOVERY_SCHEMA,
-        skills: current.map((entry) => toEntry(base, entry, digests.get(entry.versionId)!)),
-      };
+      const body = await cache.catalogueWide(
+        `agent-skills-index|${base}`,
+        revision,
+        async () => {
+          const current = await skills.currentArchives(INDEX_ARCHIVE_FORMAT);
+          const digests = await withDigests(current);
+          return jsonBody(indexSchema, {
+            $schema: DISCOVERY_SCHEMA,
+            skills: current.map((entry) => toEntry(base, entry, digests.get(entry.versionId)!)),
+          });
+        },
+        true,
+      );
+      return sendJson(reply, body);
     },
   );
 
@@ -125,13 +134,23 @@ const wellKnownRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       const base = publicBase(app.config.publicUrl, request);
-      const revision = await skills.revision();
-      const record = await skills.resolve(request.params.name);
+      const revision = await cache.revision();
+      const record = await cache.resolve(request.params.name, {}, revision);
       const etag = revisionEtag(revision, 'agent-skills-index', base, INDEX_ARCHIVE_FORMAT, record.name);
       if (replyNotModified(request, reply, etag, REVALIDATE)) return reply;
-      const archive = await skills.archive(record, INDEX_ARCHIVE_FORMAT);
-      const entry = { ...record, versionId: record.id, archiveSha256: archive.sha256 };
-      return { $schema: DISCOVERY_SCHEMA, skills: [toEntry(base, entry, archive.sha256)] };
+      const body = await cache.immutable(
+        `agent-skills-index|${record.id}|${base}`,
+        async () => {
+          const archive = await skills.archive(record, INDEX_ARCHIVE_FORMAT);
+          const entry = { ...record, versionId: record.id, archiveSha256: archive.sha256 };
+          return jsonBody(indexSchema, {
+            $schema: DISCOVERY_SCHEMA,
+            skills: [toEntry(base, entry, archive.sha256)],
+          });
+        },
+        true,
+      );
+      return sendJson(reply, body);
     },
   );
 };

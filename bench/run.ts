@@ -1,0 +1,814 @@
+/**
+ * The read-path benchmark (issue 6): `npm run bench -- [options]`.
+ *
+ *   --backend pg|pglite     database (default pg: a dedicated database skillreg_bench, dropped after)
+ *   --skills N              skills seeded (default 10000)
+ *   --duration S            seconds per measured run (default 5; each run has a 1 s warm-up before it)
+ *   --rounds R              throughput runs per scenario and side, alternating; the median counts (default 3)
+ *   --connections C         concurrent connections for throughput runs (default 10)
+ *   --latency-connections C concurrent connections for latency runs (default 4)
+ *   --soak S                seconds of mixed reads while RSS is sampled (default 30)
+ *   --ingest N              skills published over HTTP by 8 concurrent publishers (default 400)
+ *   --database-url URL      PostgreSQL server (default $BENCH_DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres)
+ *   --out FILE              also write the results as JSON
+ *   --keep                  keep the bench database (pg) or data folder (pglite)
+ *
+ * What runs where: this process seeds the database, then starts the service (`node --import tsx
+ * src/server.ts`, i.e. `npm start`) and a bare Fastify baseline (bench/baseline.ts) as child processes,
+ * and drives them with autocannon from here. The machine has few cores, so the load generator shares
+ * them with the server under test; the baseline is measured under exactly the same conditions, one run
+ * after the other, which is what makes the ratio meaningful.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import autocannon, { type Request } from 'autocannon';
+import pg from 'pg';
+import { writeTarGz } from '../src/bundle/archive-write.js';
+import { openDatabase } from '../src/db/client.js';
+import { seedSkills, syntheticSkill, TOPICS } from './seed.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
+const BENCH_DATABASE = 'skillreg_bench';
+
+const { values: args } = parseArgs({
+  options: {
+    backend: { type: 'string', default: 'pg' },
+    skills: { type: 'string', default: '10000' },
+    duration: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '10' },
+    'latency-connections': { type: 'string', default: '4' },
+    soak: { type: 'string', default: '30' },
+    ingest: { type: 'string', default: '400' },
+    'database-url': {
+      type: 'string',
+      default: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    },
+    out: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+  },
+});
+
+const backend = args.backend === 'pglite' ? 'pglite' : 'pg';
+const skillCount = Number(args.skills);
+const duration = Number(args.duration);
+const rounds = Math.max(1, Number(args.rounds));
+const connections = Number(args.connections);
+const latencyConnections = Number(args['latency-connections']);
+const soakSeconds = Number(args.soak);
+const ingestCount = Number(args.ingest);
+
+// ---------------------------------------------------------------------------------------------------
+// Processes
+
+interface Service {
+  name: string;
+  base: string;
+  child: ChildProcess;
+  output: () => string;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function cleanEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value === undefined || key.startsWith('SKILLREG_') || key === 'DATABASE_URL') continue;
+    if (key === 'NODE_OPTIONS') continue;
+    env[key] = value;
+  }
+  return env;
+}
+
+async function startProcess(name: string, argv: string[], env: Record<string, string>): Promise<Service> {
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    argv.map((arg) => (arg === '$PORT' ? String(port) : arg)),
+    {
+      cwd: ROOT,
+      env: { ...cleanEnv(), ...env, PORT: String(port), HOST: '127.0.0.1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-20_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const service: Service = { name, base: `http://127.0.0.1:${port}`, child, output: () => output };
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}):\n${output}`);
+    try {
+      const res = await fetch(`${service.base}${name === 'baseline' ? '/__ready' : '/readyz'}`);
+      if (res.status === 200 || (name === 'baseline' && res.status === 404)) return service;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`${name} did not start:\n${output}`);
+    await sleep(200);
+  }
+}
+
+function startService(name: string, database: DatabaseTarget, extra: Record<string, string> = {}) {
+  return startProcess(name, ['--import', 'tsx', 'src/server.ts'], {
+    ...database.env,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    SKILLREG_SEED_DIR: '',
+    SKILLREG_ADMIN_TOKEN: ADMIN_TOKEN,
+    // Ingest is 8 publishers on one token: the default write limit (600 a minute per token) would 429.
+    SKILLREG_RATE_LIMIT_WRITES: '0',
+    ...extra,
+  });
+}
+
+async function stop(service: Service | undefined): Promise<void> {
+  if (!service || service.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => service.child.once('exit', resolve));
+  service.child.kill('SIGTERM');
+  const timer = setTimeout(() => service.child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Clock ticks of user and system time a process has used (/proc/<pid>/stat fields 14 and 15). */
+function cpuTicks(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/** Linux reports process times in USER_HZ ticks, 100 a second. */
+const TICK_MICROS = 10_000;
+
+function rssMiB(service: Service): number {
+  const status = readFileSync(`/proc/${service.child.pid}/status`, 'utf8');
+  const kib = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kib / 1024;
+}
+
+function sleep(ms: number) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Database
+
+interface DatabaseTarget {
+  env: Record<string, string>;
+  open: () => ReturnType<typeof openDatabase>;
+  drop: () => Promise<void>;
+  describe: string;
+}
+
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+async function createTarget(): Promise<DatabaseTarget> {
+  if (backend === 'pglite') {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'skillreg-bench-'));
+    return {
+      env: { SKILLREG_DATA_DIR: dataDir },
+      open: () => openDatabase({ dataDir }),
+      drop: () => rm(dataDir, { recursive: true, force: true }),
+      describe: `PGlite (embedded, ${dataDir})`,
+    };
+  }
+  const adminUrl = args['database-url']!;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  const version = (await admin.query<{ server_version: string }>('show server_version')).rows[0]!
+    .server_version;
+  await admin.query(`drop database if exists ${BENCH_DATABASE} with (force)`);
+  await admin.query(`create database ${BENCH_DATABASE}`);
+  await admin.end();
+  const url = withDatabase(adminUrl, BENCH_DATABASE);
+  return {
+    env: { DATABASE_URL: url },
+    open: () => openDatabase({ url }),
+    async drop() {
+      const client = new pg.Client({ connectionString: adminUrl });
+      await client.connect();
+      await client.query(`drop database if exists ${BENCH_DATABASE} with (force)`);
+      await client.end();
+    },
+    describe: `PostgreSQL ${version} (database ${BENCH_DATABASE} on ${new URL(adminUrl).host})`,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Load
+
+interface Run {
+  rps: number;
+  /** CPU time (user + system) the server process spent per request, when measured. */
+  cpuMicros?: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  requests: number;
+  statuses: Record<string, number>;
+  errors: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function load(
+  base: string,
+  options: {
+    path: string;
+    headers?: Record<string, string>;
+    connections: number;
+    duration?: number;
+    amount?: number;
+    next?: () => string;
+    warmup?: boolean;
+    /** The server's pid: its CPU time per request is measured too. */
+    pid?: number;
+  },
+): Promise<Run> {
+  if (options.warmup !== false && options.amount === undefined) {
+    await load(base, { ...options, duration: 1, warmup: false });
+  }
+  const requests: Request[] | undefined = options.next
+    ? [
+        {
+          method: 'GET',
+          setupRequest: (request) => ({ ...request, path: options.next!() }),
+        },
+      ]
+    : undefined;
+  const times: number[] = [];
+  const cpuBefore = options.pid ? cpuTicks(options.pid) : 0;
+  const instance = autocannon({
+    url: `${base}${options.path}`,
+    connections: options.connections,
+    duration: options.duration ?? duration,
+    amount: options.amount,
+    headers: options.headers,
+    requests,
+    timeout: 60,
+  });
+  instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => {
+    times.push(responseTime);
+  });
+  const result = await instance;
+  const cpuTicksUsed = options.pid ? cpuTicks(options.pid) - cpuBefore : 0;
+  times.sort((a, b) => a - b);
+  const statuses: Record<string, number> = {};
+  for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {}))
+    statuses[code] = Number(count);
+  return {
+    rps: times.length / Math.max(result.duration, 0.001),
+    ...(options.pid ? { cpuMicros: (cpuTicksUsed * TICK_MICROS) / Math.max(times.length, 1) } : {}),
+    p50: percentile(times, 50),
+    p95: percentile(times, 95),
+    p99: percentile(times, 99),
+    requests: times.length,
+    statuses,
+    errors: result.errors,
+  };
+}
+
+/** The run with the median throughput. */
+function median(runs: Run[]): Run {
+  return [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)]!;
+}
+
+function expectStatus(label: string, run: Run, status: string): void {
+  const total = Object.values(run.statuses).reduce((sum, n) => sum + n, 0);
+  const good = run.statuses[status] ?? 0;
+  if (run.errors > 0 || good < total) {
+    throw new Error(
+      `${label}: expected only ${status}, got ${JSON.stringify(run.statuses)}, errors ${run.errors}`,
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Scenarios
+
+interface Fixture {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+async function fixtureOf(base: string, url: string): Promise<Fixture> {
+  const res = await fetch(`${base}${url}`);
+  if (res.status !== 200) throw new Error(`${url}: ${res.status} ${await res.text()}`);
+  const body = Buffer.from(await res.arrayBuffer());
+  return {
+    url,
+    headers: {
+      etag: res.headers.get('etag') ?? '',
+      'cache-control': res.headers.get('cache-control') ?? '',
+      'content-type': res.headers.get('content-type') ?? '',
+    },
+    body: body.toString('base64'),
+  };
+}
+
+function randomInt(n: number): number {
+  return Math.floor(Math.random() * n);
+}
+
+function cursorAfter(name: string): string {
+  return Buffer.from(JSON.stringify({ after: name })).toString('base64url');
+}
+
+/** A search term drawn from the seed's vocabulary: one topic, or a topic and a noun. */
+function searchTerm(): string {
+  const topic = TOPICS[randomInt(TOPICS.length)]!;
+  return Math.random() < 0.5 ? topic : `${topic} ${['pipelines', 'reports', 'dashboards'][randomInt(3)]}`;
+}
+
+async function publishOne(base: string, bytes: Buffer): Promise<number> {
+  const res = await fetch(`${base}/skills`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/gzip' },
+    body: new Uint8Array(bytes),
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+/** A typical ~5 KB skill: frontmatter, a few sections of instructions, one reference file. */
+async function typicalBundle(name: string, version?: string): Promise<Buffer> {
+  const section = (n: number) =>
+    `## Step ${n}\n\nRead the request carefully, check the inputs against the checklist in references/checklist.md, and explain each change you make. Prefer small, reviewable edits; run the project's tests before you finish and report what you ran.\n\n`;
+  let body = `# ${name}\n\n`;
+  for (let n = 1; body.length < 4_600; n++) body += section(n);
+  const skillMd = `---\nname: ${name}\ndescription: "Use when publishing benchmark skill ${name}: a typical five-kilobyte skill with instructions and a checklist."\n${version ? `metadata:\n  version: "${version}"\n` : ''}---\n\n${body}`;
+  return writeTarGz([
+    { path: 'SKILL.md', bytes: Buffer.from(skillMd), mode: 0o644 },
+    { path: 'references/checklist.md', bytes: Buffer.from('- inputs\n- tests\n- summary\n'), mode: 0o644 },
+  ]);
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+interface Results {
+  machine: Record<string, string | number>;
+  backend: string;
+  skills: number;
+  settings: Record<string, number>;
+  throughput: { scenario: string; service: Run; baseline: Run; ratio: number }[];
+  latency: { scenario: string; cache: 'on' | 'off'; run: Run }[];
+  ingest?: { skills: number; seconds: number; perSecond: number; p50: number; p95: number; failures: number };
+  replicas?: {
+    change: string;
+    trials: number;
+    firstRequestFresh: number;
+    median: number;
+    p95: number;
+    max: number;
+    staleAfterFresh: number;
+  }[];
+  memory: {
+    afterWarmupMiB: number;
+    soakSeconds: number;
+    soakStartMiB: number;
+    soakMaxMiB: number;
+    soakEndMiB: number;
+    samples: number[];
+  };
+  seedSeconds: number;
+}
+
+function machine(): Record<string, string | number> {
+  const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
+  return {
+    cpus: os.availableParallelism(),
+    cpuModel: /model name\s*:\s*(.+)/.exec(cpuinfo)?.[1]?.trim() ?? os.cpus()[0]?.model ?? 'unknown',
+    memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    node: process.version,
+    platform: `${os.type()} ${os.release()}`,
+    loadAverageAtStart: os.loadavg()[0]!.toFixed(2),
+  };
+}
+
+function log(message: string): void {
+  process.stderr.write(`[bench] ${message}\n`);
+}
+
+async function main(): Promise<void> {
+  const results: Results = {
+    machine: machine(),
+    backend,
+    skills: skillCount,
+    settings: { duration, rounds, connections, latencyConnections, soakSeconds, ingestCount },
+    throughput: [],
+    latency: [],
+    memory: { afterWarmupMiB: 0, soakSeconds, soakStartMiB: 0, soakMaxMiB: 0, soakEndMiB: 0, samples: [] },
+    seedSeconds: 0,
+  };
+  const target = await createTarget();
+  results.machine.database = target.describe;
+  let service: Service | undefined;
+  let baseline: Service | undefined;
+  let replica: Service | undefined;
+  const scratch = await mkdtemp(path.join(os.tmpdir(), 'skillreg-bench-fixtures-'));
+  try {
+    // --- seed
+    log(`seeding ${skillCount} skills into ${target.describe}`);
+    const seedStart = performance.now();
+    const database = await target.open();
+    await database.migrate();
+    await seedSkills(database, {
+      count: skillCount,
+      onProgress: (done) => {
+        if (done % 10_000 === 0 || done === skillCount) log(`  ${done} seeded`);
+      },
+    });
+    await database.close();
+    results.seedSeconds = (performance.now() - seedStart) / 1000;
+
+    // --- service and baseline
+    service = await startService('service', target);
+    const base = service.base;
+    const sample = syntheticSkill(Math.floor(skillCount / 2)).name;
+    const urls = {
+      content: `/skills/${sample}/content`,
+      file: `/skills/${sample}/files/SKILL.md?version=1.0.0`,
+      catalogue: '/skills?limit=100',
+    };
+    const fixtures = await Promise.all(Object.values(urls).map((url) => fixtureOf(base, url)));
+    const fixturesFile = path.join(scratch, 'fixtures.json');
+    await writeFile(fixturesFile, JSON.stringify(fixtures));
+    baseline = await startProcess(
+      'baseline',
+      ['--import', 'tsx', 'bench/baseline.ts', fixturesFile, '$PORT'],
+      {},
+    );
+    const etagOf = (url: string) => fixtures.find((fixture) => fixture.url === url)!.headers.etag!;
+
+    // --- throughput: the service against the baseline, same bytes, same settings, one after the other
+    const throughputScenarios: {
+      scenario: string;
+      path: string;
+      headers?: Record<string, string>;
+      status: string;
+    }[] = [
+      { scenario: 'layer 2 content, 200', path: urls.content, status: '200' },
+      {
+        scenario: 'layer 2 content, 304 revalidation',
+        path: urls.content,
+        headers: { 'if-none-match': etagOf(urls.content) },
+        status: '304',
+      },
+      { scenario: 'layer 3 file (exact version), 200', path: urls.file, status: '200' },
+      { scenario: 'catalogue page (limit=100), 200', path: urls.catalogue, status: '200' },
+      {
+        scenario: 'catalogue page (limit=100), 304 revalidation',
+        path: urls.catalogue,
+        headers: { 'if-none-match': etagOf(urls.catalogue) },
+        status: '304',
+      },
+    ];
+    for (const scenario of throughputScenarios) {
+      log(`throughput: ${scenario.scenario}`);
+      // Alternate baseline and service runs and keep the median of each: the machine's other load
+      // moves between runs, and alternating spreads it evenly over both sides.
+      const baselineRuns: Run[] = [];
+      const serviceRuns: Run[] = [];
+      for (let round = 0; round < rounds; round++) {
+        baselineRuns.push(await load(baseline.base, { ...scenario, connections, pid: baseline.child.pid }));
+        serviceRuns.push(await load(base, { ...scenario, connections, pid: service.child.pid }));
+      }
+      for (const run of baselineRuns) expectStatus(`baseline ${scenario.scenario}`, run, scenario.status);
+      for (const run of serviceRuns) expectStatus(`service ${scenario.scenario}`, run, scenario.status);
+      const baselineRun = median(baselineRuns);
+      const serviceRun = median(serviceRuns);
+      results.throughput.push({
+        scenario: scenario.scenario,
+        service: serviceRun,
+        baseline: baselineRun,
+        ratio: serviceRun.rps / baselineRun.rps,
+      });
+    }
+    await stop(baseline);
+    baseline = undefined;
+
+    // --- latency with the cache (the polling case: the same query again and again)
+    const latencyScenarios = (cache: 'on' | 'off') => [
+      {
+        scenario: 'catalogue page (limit=100)',
+        path: urls.catalogue,
+        next:
+          cache === 'off'
+            ? () => `/skills?limit=100&cursor=${cursorAfter(syntheticSkill(randomInt(skillCount)).name)}`
+            : undefined,
+      },
+      {
+        scenario: 'full-text search (q, limit=100)',
+        path: '/skills?q=kafka&limit=100',
+        next: cache === 'off' ? () => `/skills?limit=100&q=${encodeURIComponent(searchTerm())}` : undefined,
+      },
+      {
+        scenario: '/prompt?budget=4000',
+        path: '/prompt?budget=4000',
+        next: cache === 'off' ? () => `/prompt?budget=${3_000 + randomInt(2_000)}` : undefined,
+      },
+    ];
+    for (const scenario of latencyScenarios('on')) {
+      log(`latency (cache on): ${scenario.scenario}`);
+      const run = await load(base, { ...scenario, connections: latencyConnections });
+      expectStatus(scenario.scenario, run, '200');
+      results.latency.push({ scenario: scenario.scenario, cache: 'on', run });
+    }
+
+    // --- memory: after warm-up, then a soak of mixed reads
+    results.memory.afterWarmupMiB = rssMiB(service);
+    log(`soak: ${soakSeconds} s of mixed reads`);
+    const mix = (): string => {
+      const r = Math.random();
+      const name = syntheticSkill(randomInt(skillCount)).name;
+      if (r < 0.4) return `/skills/${name}/content`;
+      if (r < 0.55) return `/skills/${name}/files/SKILL.md?version=1.0.0`;
+      if (r < 0.7) return `/skills?limit=100&cursor=${cursorAfter(name)}`;
+      if (r < 0.85) return `/skills?limit=50&q=${encodeURIComponent(searchTerm())}`;
+      if (r < 0.95) return `/skills/${name}`;
+      return '/prompt?budget=4000';
+    };
+    const samples: number[] = [rssMiB(service)];
+    const sampler = setInterval(() => samples.push(rssMiB(service!)), 1_000);
+    const soak = await load(base, {
+      path: '/skills',
+      connections: latencyConnections,
+      duration: soakSeconds,
+      next: mix,
+      warmup: false,
+    });
+    clearInterval(sampler);
+    samples.push(rssMiB(service));
+    results.memory.samples = samples.map((value) => Math.round(value));
+    results.memory.soakStartMiB = samples[0]!;
+    results.memory.soakMaxMiB = Math.max(...samples);
+    results.memory.soakEndMiB = samples.at(-1)!;
+    log(`  soak: ${Math.round(soak.rps)} req/s, statuses ${JSON.stringify(soak.statuses)}`);
+
+    // --- ingest: 8 concurrent publishers of typical 5 KB skills, over HTTP
+    if (ingestCount > 0) {
+      log(`ingest: ${ingestCount} skills, 8 publishers`);
+      const runId = Date.now().toString(36);
+      const bodies = await Promise.all(
+        Array.from({ length: ingestCount }, (_, i) => typicalBundle(`ingest-${runId}-${i}`)),
+      );
+      let next = 0;
+      let failures = 0;
+      const times: number[] = [];
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (next < bodies.length) {
+            const i = next++;
+            const t = performance.now();
+            const status = await publishOne(base, bodies[i]!);
+            times.push(performance.now() - t);
+            if (status !== 201) failures += 1;
+          }
+        }),
+      );
+      const seconds = (performance.now() - started) / 1000;
+      times.sort((a, b) => a - b);
+      results.ingest = {
+        skills: ingestCount,
+        seconds,
+        perSecond: ingestCount / seconds,
+        p50: percentile(times, 50),
+        p95: percentile(times, 95),
+        failures,
+      };
+    }
+
+    // --- two replicas on one PostgreSQL
+    if (backend === 'pg') {
+      log('replicas: starting a second service on the same database');
+      replica = await startService('replica', target);
+      results.replicas = await replicaDelays(base, replica.base);
+      await stop(replica);
+      replica = undefined;
+    }
+
+    // --- latency without the cache: every request goes to the database and renders
+    await stop(service);
+    service = undefined;
+    log('latency (cache off): restarting the service with SKILLREG_CACHE_MB=0');
+    service = await startService('service-uncached', target, { SKILLREG_CACHE_MB: '0' });
+    for (const scenario of latencyScenarios('off')) {
+      log(`latency (cache off): ${scenario.scenario}`);
+      const prompt = scenario.scenario.startsWith('/prompt');
+      const run = await load(service.base, {
+        ...scenario,
+        connections: prompt ? 1 : latencyConnections,
+        // A prompt without the cache renders the whole selection: a few requests tell the cost.
+        ...(prompt ? { amount: 10 } : {}),
+      });
+      expectStatus(scenario.scenario, run, '200');
+      results.latency.push({ scenario: scenario.scenario, cache: 'off', run });
+    }
+  } finally {
+    await stop(baseline);
+    await stop(replica);
+    await stop(service);
+    await rm(scratch, { recursive: true, force: true });
+    if (!args.keep) await target.drop().catch((error) => log(`could not drop the database: ${error}`));
+  }
+  results.machine.loadAverageAtEnd = os.loadavg()[0]!.toFixed(2);
+  process.stdout.write(report(results));
+  if (args.out) await writeFile(args.out, `${JSON.stringify(results, null, 2)}\n`);
+}
+
+/**
+ * Publish, publish again, move a tag and yank on A; poll B as fast as it answers until it serves the
+ * change. Reports how long B took after A answered, whether B's very first request was already fresh,
+ * and checks that B never goes back to the old answer once it has served the new one.
+ */
+async function replicaDelays(a: string, b: string): Promise<NonNullable<Results['replicas']>> {
+  const trials = 20;
+  const kinds = ['publish (new skill)', 'publish (new version)', 'tag move', 'yank'] as const;
+  const delays: Record<(typeof kinds)[number], number[]> = {
+    'publish (new skill)': [],
+    'publish (new version)': [],
+    'tag move': [],
+    yank: [],
+  };
+  const firstFresh: Record<string, number> = {};
+  let staleAfterFresh = 0;
+  const versionOf = async (url: string) => {
+    const res = await fetch(`${b}${url}`);
+    await res.arrayBuffer();
+    return res.status === 200 ? res.headers.get('x-skill-version') : null;
+  };
+  const observe = async (
+    kind: (typeof kinds)[number],
+    url: string,
+    expected: string,
+    write: () => Promise<void>,
+  ) => {
+    await versionOf(url); // B has the old answer cached
+    await write();
+    const start = performance.now();
+    let first = true;
+    for (;;) {
+      const version = await versionOf(url);
+      if (version === expected) break;
+      first = false;
+      if (performance.now() - start > 5_000) throw new Error(`replica never served ${kind} (${url})`);
+    }
+    delays[kind].push(performance.now() - start);
+    if (first) firstFresh[kind] = (firstFresh[kind] ?? 0) + 1;
+    for (let i = 0; i < 10; i++) if ((await versionOf(url)) !== expected) staleAfterFresh += 1;
+  };
+  const runId = Date.now().toString(36);
+  for (let trial = 0; trial < trials; trial++) {
+    const name = `replica-${runId}-${trial}`;
+    const content = `/skills/${name}/content`;
+    await observe('publish (new skill)', content, '1.0.0', async () => {
+      if ((await publishOne(a, await typicalBundle(name, '1.0.0'))) !== 201) throw new Error('publish');
+    });
+    await observe('publish (new version)', content, '1.0.1', async () => {
+      if ((await publishOne(a, await typicalBundle(name, '1.0.1'))) !== 201) throw new Error('publish');
+    });
+    await observe('tag move', `${content}?tag=stable`, '1.0.0', async () => {
+      const res = await fetch(`${a}/skills/${name}/tags/stable`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ version: '1.0.0' }),
+      });
+      if (res.status !== 200) throw new Error(`tag move ${res.status}`);
+    });
+    await observe('yank', content, '1.0.0', async () => {
+      const res = await fetch(`${a}/skills/${name}/versions/1.0.1`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      });
+      if (res.status !== 200) throw new Error(`yank ${res.status}`);
+    });
+  }
+  return kinds.map((kind) => {
+    const sorted = [...delays[kind]].sort((x, y) => x - y);
+    return {
+      change: kind,
+      trials,
+      firstRequestFresh: firstFresh[kind] ?? 0,
+      median: percentile(sorted, 50),
+      p95: percentile(sorted, 95),
+      max: sorted.at(-1)!,
+      staleAfterFresh,
+    };
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Report
+
+const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
+const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
+const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
+
+function report(results: Results): string {
+  const lines: string[] = [];
+  const m = results.machine;
+  lines.push(
+    `## ${results.backend === 'pg' ? 'PostgreSQL' : 'PGlite'}, ${results.skills.toLocaleString('en-US')} skills`,
+    '',
+    `Machine: ${m.cpus} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB, Node ${m.node}, ${m.platform}; database: ${m.database}.`,
+    `Load average (1 min) at start ${m.loadAverageAtStart}, at end ${m.loadAverageAtEnd}. Seeded in ${f1(results.seedSeconds)} s.`,
+    `autocannon in the bench process, service and baseline as child processes; ${results.settings.duration} s per run after 1 s of warm-up; throughput is the median of ${results.settings.rounds} alternating runs per side, ${results.settings.connections} connections; latency runs use ${results.settings.latencyConnections}.`,
+    '',
+    '### Throughput against a bare Fastify serving the same bytes from memory (target >= 0.8x)',
+    '',
+    '| scenario | service req/s | baseline req/s | ratio | service p95 ms | baseline p95 ms | service CPU µs/req | baseline CPU µs/req |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  );
+  for (const row of results.throughput) {
+    lines.push(
+      `| ${row.scenario} | ${f0(row.service.rps)} | ${f0(row.baseline.rps)} | ${f2(row.ratio)}x | ${f1(row.service.p95)} | ${f1(row.baseline.p95)} | ${f1(row.service.cpuMicros ?? Number.NaN)} | ${f1(row.baseline.cpuMicros ?? Number.NaN)} |`,
+    );
+  }
+  lines.push(
+    '',
+    '### Latency (target p95 < 20 ms at 10,000 skills, < 50 ms at 100,000)',
+    '',
+    'Cache on: the same request repeated (what polling agents do). Cache off: `SKILLREG_CACHE_MB=0` and a different page, search or budget on every request, so each one queries the database and renders.',
+    '',
+    '| request | cache | req/s | p50 ms | p95 ms | p99 ms |',
+    '| --- | --- | ---: | ---: | ---: | ---: |',
+  );
+  for (const row of results.latency) {
+    lines.push(
+      `| ${row.scenario} | ${row.cache} | ${f0(row.run.rps)} | ${f1(row.run.p50)} | ${f1(row.run.p95)} | ${f1(row.run.p99)} |`,
+    );
+  }
+  if (results.ingest) {
+    const i = results.ingest;
+    lines.push(
+      '',
+      '### Ingest (target >= 100 skills/s from 8 concurrent publishers of ~5 KB skills)',
+      '',
+      `${i.skills} skills in ${f1(i.seconds)} s: **${f0(i.perSecond)} skills/s**; publish p50 ${f1(i.p50)} ms, p95 ${f1(i.p95)} ms; ${i.failures} failures.`,
+    );
+  }
+  lines.push('', '### Two replicas on one database (target: served by the other within 100 ms)', '');
+  if (results.replicas) {
+    lines.push(
+      "Write on A, then poll B until it serves the change; delay measured from A's answer.",
+      '',
+      '| change | trials | B fresh on its first request | median ms | p95 ms | max ms |',
+      '| --- | ---: | ---: | ---: | ---: | ---: |',
+    );
+    for (const row of results.replicas) {
+      lines.push(
+        `| ${row.change} | ${row.trials} | ${row.firstRequestFresh}/${row.trials} | ${f1(row.median)} | ${f1(row.p95)} | ${f1(row.max)} |`,
+      );
+    }
+    lines.push(
+      '',
+      `Stale answers from B after it had served the change: ${results.replicas[0]?.staleAfterFresh ?? 0}.`,
+    );
+  } else {
+    lines.push('n/a: PGlite is embedded in one process.');
+  }
+  const mem = results.memory;
+  lines.push(
+    '',
+    '### Memory (target: RSS < 300 MB at 100,000 skills, no growth under a read soak)',
+    '',
+    `RSS after seeding and warm-up: ${f0(mem.afterWarmupMiB)} MiB. Soak of ${mem.soakSeconds} s of mixed reads (content, files, pages, searches, metadata, prompt): start ${f0(mem.soakStartMiB)} MiB, max ${f0(mem.soakMaxMiB)} MiB, end ${f0(mem.soakEndMiB)} MiB.`,
+    '',
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+main().catch((error) => {
+  process.stderr.write(
+    `[bench] failed: ${error instanceof Error ? (error.stack ?? error.message) : error}\n`,
+  );
+  process.exit(1);
+});
