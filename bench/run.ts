@@ -10,18 +10,20 @@
  *   --soak S                seconds of mixed reads while RSS is sampled (default 30)
  *   --ingest N              skills published over HTTP by 8 concurrent publishers (default 400)
  *   --database-url URL      PostgreSQL server (default $BENCH_DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres)
+ *   --runtime dist|tsx      dist (default): compile with tsconfig.build.json and run `node dist/server.js`
+ *                           as the container image does; tsx: run the TypeScript as `npm start` does
  *   --out FILE              also write the results as JSON
  *   --keep                  keep the bench database (pg) or data folder (pglite)
  *
- * What runs where: this process seeds the database, then starts the service (`node --import tsx
- * src/server.ts`, i.e. `npm start`) and a bare Fastify baseline (bench/baseline.ts) as child processes,
+ * What runs where: this process seeds the database, then starts the service (compiled, as in the
+ * container image, or through tsx) and a bare Fastify baseline (bench/baseline.ts) as child processes,
  * and drives them with autocannon from here. The machine has few cores, so the load generator shares
  * them with the server under test; the baseline is measured under exactly the same conditions, one run
  * after the other, which is what makes the ratio meaningful.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -51,6 +53,7 @@ const { values: args } = parseArgs({
       type: 'string',
       default: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     },
+    runtime: { type: 'string', default: 'dist' },
     out: { type: 'string' },
     keep: { type: 'boolean', default: false },
   },
@@ -128,8 +131,44 @@ async function startProcess(name: string, argv: string[], env: Record<string, st
   }
 }
 
+/** How the service is started: compiled JavaScript (the image's way) or TypeScript through tsx. */
+let serviceArgv = ['--import', 'tsx', 'src/server.ts'];
+
+/**
+ * Compiles src/ with tsconfig.build.json into a scratch folder laid out like the repository (dist/
+ * next to migrations/ and node_modules/), so `node dist/server.js` runs exactly as in the image.
+ */
+async function buildService(scratch: string): Promise<void> {
+  const dir = path.join(scratch, 'build');
+  await mkdir(dir, { recursive: true });
+  await symlink(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+  await symlink(path.join(ROOT, 'migrations'), path.join(dir, 'migrations'));
+  await copyFile(path.join(ROOT, 'package.json'), path.join(dir, 'package.json'));
+  const tsc = spawn(
+    process.execPath,
+    [
+      path.join(ROOT, 'node_modules/typescript/bin/tsc'),
+      '-p',
+      path.join(ROOT, 'tsconfig.build.json'),
+      '--outDir',
+      path.join(dir, 'dist'),
+    ],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  tsc.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => tsc.once('exit', resolve));
+  const server = path.join(dir, 'dist', 'server.js');
+  if (!existsSync(server)) throw new Error(`tsc produced no dist/server.js:\n${output}`);
+  if (code !== 0)
+    log(`tsc reported type errors (JavaScript was emitted and is used):\n${output.slice(0, 2000)}`);
+  serviceArgv = ['--enable-source-maps', server];
+}
+
 function startService(name: string, database: DatabaseTarget, extra: Record<string, string> = {}) {
-  return startProcess(name, ['--import', 'tsx', 'src/server.ts'], {
+  return startProcess(name, serviceArgv, {
     ...database.env,
     NODE_ENV: 'production',
     LOG_LEVEL: 'warn',
@@ -395,6 +434,9 @@ interface Results {
     soakStartMiB: number;
     soakMaxMiB: number;
     soakEndMiB: number;
+    firstHalfMedianMiB: number;
+    secondHalfMedianMiB: number;
+    soakRps: number;
     samples: number[];
   };
   seedSeconds: number;
@@ -424,7 +466,17 @@ async function main(): Promise<void> {
     settings: { duration, rounds, connections, latencyConnections, soakSeconds, ingestCount },
     throughput: [],
     latency: [],
-    memory: { afterWarmupMiB: 0, soakSeconds, soakStartMiB: 0, soakMaxMiB: 0, soakEndMiB: 0, samples: [] },
+    memory: {
+      afterWarmupMiB: 0,
+      soakSeconds,
+      soakStartMiB: 0,
+      soakMaxMiB: 0,
+      soakEndMiB: 0,
+      firstHalfMedianMiB: 0,
+      secondHalfMedianMiB: 0,
+      soakRps: 0,
+      samples: [],
+    },
     seedSeconds: 0,
   };
   const target = await createTarget();
@@ -434,6 +486,11 @@ async function main(): Promise<void> {
   let replica: Service | undefined;
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'skillreg-bench-fixtures-'));
   try {
+    if (args.runtime !== 'tsx') {
+      log('compiling the service (tsconfig.build.json) as the container image does');
+      await buildService(scratch);
+    }
+    results.machine.runtime = args.runtime === 'tsx' ? 'tsx src/server.ts' : 'node dist/server.js (compiled)';
     // --- seed
     log(`seeding ${skillCount} skills into ${target.describe}`);
     const seedStart = performance.now();
@@ -570,6 +627,11 @@ async function main(): Promise<void> {
     results.memory.soakStartMiB = samples[0]!;
     results.memory.soakMaxMiB = Math.max(...samples);
     results.memory.soakEndMiB = samples.at(-1)!;
+    const half = Math.floor(samples.length / 2);
+    const medianOf = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
+    results.memory.firstHalfMedianMiB = medianOf(samples.slice(0, half));
+    results.memory.secondHalfMedianMiB = medianOf(samples.slice(half));
+    results.memory.soakRps = soak.rps;
     log(`  soak: ${Math.round(soak.rps)} req/s, statuses ${JSON.stringify(soak.statuses)}`);
 
     // --- ingest: 8 concurrent publishers of typical 5 KB skills, over HTTP
@@ -739,7 +801,7 @@ function report(results: Results): string {
     `## ${results.backend === 'pg' ? 'PostgreSQL' : 'PGlite'}, ${results.skills.toLocaleString('en-US')} skills`,
     '',
     `Machine: ${m.cpus} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB, Node ${m.node}, ${m.platform}; database: ${m.database}.`,
-    `Load average (1 min) at start ${m.loadAverageAtStart}, at end ${m.loadAverageAtEnd}. Seeded in ${f1(results.seedSeconds)} s.`,
+    `Service: ${m.runtime}. Load average (1 min) at start ${m.loadAverageAtStart}, at end ${m.loadAverageAtEnd}. Seeded in ${f1(results.seedSeconds)} s.`,
     `autocannon in the bench process, service and baseline as child processes; ${results.settings.duration} s per run after 1 s of warm-up; throughput is the median of ${results.settings.rounds} alternating runs per side, ${results.settings.connections} connections; latency runs use ${results.settings.latencyConnections}.`,
     '',
     '### Throughput against a bare Fastify serving the same bytes from memory (target >= 0.8x)',
@@ -800,7 +862,7 @@ function report(results: Results): string {
     '',
     '### Memory (target: RSS < 300 MB at 100,000 skills, no growth under a read soak)',
     '',
-    `RSS after seeding and warm-up: ${f0(mem.afterWarmupMiB)} MiB. Soak of ${mem.soakSeconds} s of mixed reads (content, files, pages, searches, metadata, prompt): start ${f0(mem.soakStartMiB)} MiB, max ${f0(mem.soakMaxMiB)} MiB, end ${f0(mem.soakEndMiB)} MiB.`,
+    `RSS after seeding and warm-up: ${f0(mem.afterWarmupMiB)} MiB. Soak of ${mem.soakSeconds} s of mixed reads of random skills (content, files, pages, searches, metadata, prompt; ${f0(mem.soakRps)} req/s), RSS sampled every second: start ${f0(mem.soakStartMiB)} MiB, median of the first half ${f0(mem.firstHalfMedianMiB)} MiB, median of the second half ${f0(mem.secondHalfMedianMiB)} MiB, max ${f0(mem.soakMaxMiB)} MiB, end ${f0(mem.soakEndMiB)} MiB.`,
     '',
   );
   return `${lines.join('\n')}\n`;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import {
   jsonSchemaTransform,
   serializerCompiler,
@@ -17,6 +17,7 @@ import errorsPlugin from './http/plugins/errors.js';
 import metricsPlugin from './http/plugins/metrics.js';
 import rateLimitPlugin from './http/plugins/rate-limit.js';
 import registryContext from './http/plugins/registry-context.js';
+import { sendProblem } from './http/problem.js';
 import agentRoutes from './http/routes/agent.js';
 import auditRoutes from './http/routes/audit.js';
 import docsRoutes from './http/routes/docs.js';
@@ -78,6 +79,14 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     },
     trustProxy: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
+    // Errors raised before routing (an undecodable URL) still answer problem+json, like every other error.
+    frameworkErrors: (_error, request, reply) =>
+      sendProblem(
+        reply as unknown as FastifyReply,
+        400,
+        'Bad Request',
+        `the URL '${request.url.slice(0, 200)}' is not valid percent-encoded UTF-8; encode paths and query values with encodeURIComponent`,
+      ),
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);

@@ -202,10 +202,11 @@ describe('read cache in one app', () => {
     });
     try {
       const names: string[] = [];
-      for (let i = 0; i < 12; i++) {
+      for (let i = 0; i < 30; i++) {
         const name = uniqueName('big');
         names.push(name);
-        const body = `# ${name}\n\n${`${name} line of text for the cache bound test.\n`.repeat(2_000)}`;
+        // About 40 KB: under the largest entry a 1 MiB cache keeps (128 KiB), 30 of them well over 1 MiB.
+        const body = `# ${name}\n\n${`${name} line of text for the cache bound test.\n`.repeat(500)}`;
         expect((await publish(app, bundle(name, 'Big body.', body))).statusCode).toBe(201);
       }
       for (let round = 0; round < 2; round++) {

@@ -863,12 +863,28 @@ describe('file reads never leave their bundle', () => {
     '/skills/alpha?version=1.0.0%00',
     '/skills/alpha/content?tag=latest%00',
     '/skills/alpha%00/bundle',
+    '/skills?q=%00',
+    '/skills?tag=latest%00',
   ])('%s is a 4xx, never a 500', async (target) => {
     const res = await rawGet(target);
     expect(res.status, res.body).toBeGreaterThanOrEqual(400);
     expect(res.status, res.body).toBeLessThan(500);
     expect(res.body).not.toContain(secret);
     expect(res.type).toMatch(/^application\/problem\+json/);
+  });
+
+  it('writes naming a version with a NUL are a 400, not a 500, and change nothing', async () => {
+    const yank = () =>
+      ctx.app.inject({ method: 'DELETE', url: '/skills/alpha/versions/1.0.0%00', headers: adminAuth });
+    await refused(yank, 400, 'must not contain a NUL character');
+    const moveTag = () =>
+      ctx.app.inject({
+        method: 'PUT',
+        url: '/skills/alpha/tags/stable',
+        headers: adminAuth,
+        payload: { version: '1.0.0\u0000' },
+      });
+    await refused(moveTag, 400, 'must not contain a NUL character');
   });
 
   it('paths that are not canonical but stay inside the bundle find the canonical file', async () => {

@@ -246,10 +246,26 @@ export class ReadCache {
    */
   resolve(name: string, selector: VersionSelector, at: number): Promise<VersionRecord> {
     if (selector.version !== undefined) {
-      return this.immutable(`version|${name}|${selector.version}`, () => this.skills.resolve(name, selector));
+      return this.immutable(`version|${name}|${selector.version}`, async () =>
+        this.heldOnce(await this.skills.resolve(name, selector)),
+      );
     }
     const tag = selector.tag ?? LATEST;
-    return this.perSkill(name, `tag|${tag}`, at, () => this.skills.resolve(name, { tag }));
+    return this.perSkill(name, `tag|${tag}`, at, async () =>
+      this.heldOnce(await this.skills.resolve(name, { tag })),
+    );
+  }
+
+  /**
+   * The record already held under its exact version when there is one (one copy of a body in memory
+   * however many tags point at it), and otherwise this one, kept under its exact version too.
+   */
+  private heldOnce(record: VersionRecord): VersionRecord {
+    const key = `i|version|${record.name}|${record.version}`;
+    const held = this.lru.peek(key) as Stamped<VersionRecord> | undefined;
+    if (held && held.value.id === record.id) return held.value;
+    this.store(key, { stamp: 0, value: record }, sizeOf(record));
+    return record;
   }
 
   private singleFlight<T>(

@@ -81,18 +81,19 @@ export interface CachedBody {
  * with the schema, then JSON.stringify), computed once so a cached answer skips both steps.
  */
 export function jsonBody(schema: z.ZodType, data: unknown): CachedBody {
-  const value = Buffer.from(JSON.stringify(z.encode(schema, data)));
-  return { value, bytes: value.byteLength };
+  return bufferBody(JSON.stringify(z.encode(schema, data)));
 }
 
+/**
+ * Bytes to keep in the cache, in a buffer of their own. Node hands out small buffers as slices of
+ * shared 8 KiB slabs; keeping such a slice would keep its whole slab alive, uncounted.
+ */
 export function bufferBody(value: Buffer | Uint8Array | string): CachedBody {
-  const buffer =
-    typeof value === 'string'
-      ? Buffer.from(value)
-      : Buffer.isBuffer(value)
-        ? value
-        : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-  return { value: buffer, bytes: buffer.byteLength };
+  const length = typeof value === 'string' ? Buffer.byteLength(value) : value.byteLength;
+  const buffer = Buffer.allocUnsafeSlow(length);
+  if (typeof value === 'string') buffer.write(value);
+  else buffer.set(value);
+  return { value: buffer, bytes: length };
 }
 
 export const JSON_TYPE = 'application/json; charset=utf-8';

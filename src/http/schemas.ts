@@ -5,7 +5,7 @@ import { z } from 'zod';
 export const SKILL_NAME_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 
 /** PostgreSQL text cannot hold NUL: such a value is refused as a 400 instead of failing the query (a 500). */
-const withoutNul = (schema: z.ZodString) =>
+export const withoutNul = (schema: z.ZodString) =>
   schema.refine((value) => !value.includes('\u0000'), 'must not contain a NUL character');
 
 export const nameParam = z.object({

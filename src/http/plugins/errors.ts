@@ -92,7 +92,18 @@ async function errorsPlugin(app: FastifyInstance) {
         { retryAfter: DATABASE_RETRY_AFTER_SECONDS },
       );
     }
-    switch (error.code) {
+    // drizzle wraps driver errors: the SQLSTATE sits on the cause.
+    const code = error.code ?? (error.cause as { code?: string } | undefined)?.code;
+    switch (code) {
+      // PostgreSQL refuses NUL and other unencodable characters in text; that is the caller's input.
+      case '22021':
+      case '22P05':
+        return sendProblem(
+          reply,
+          400,
+          'Bad Request',
+          'the request contains a character the registry cannot store or search for (such as NUL); remove it',
+        );
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
         return sendProblem(
           reply,

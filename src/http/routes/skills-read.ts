@@ -26,6 +26,7 @@ import {
   selectorQuery,
   skillDetailSchema,
   versionSummarySchema,
+  withoutNul,
 } from '../schemas.js';
 
 /** Exactly one of version or tag; both at once is ambiguous. */
@@ -118,8 +119,10 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
           'Names and descriptions of current skills, the layer-1 catalogue an agent puts in its system prompt. `q` searches names and descriptions (full-text and fuzzy name match); `tag` lists the versions a dist-tag points at.',
         operationId: 'listSkills',
         querystring: z.object({
-          q: z.string().max(200).optional().describe('Full-text search over name and description'),
-          tag: z.string().max(64).optional().describe('Dist-tag to list (default latest)'),
+          q: withoutNul(z.string().max(200))
+            .optional()
+            .describe('Full-text search over name and description'),
+          tag: withoutNul(z.string().max(64)).optional().describe('Dist-tag to list (default latest)'),
           limit: z.coerce.number().int().min(1).max(500).default(50),
           cursor: z.string().max(500).optional().describe('nextCursor of the previous page'),
         }),
@@ -250,11 +253,12 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
       reply.header('x-skill-version', record.version);
       app.repositories.loads.record(record.name);
       if (argumentString === undefined) {
-        // Without arguments a rendering depends on the version alone: kept serialised.
+        // The cached record holds the body already: sent as it is rather than kept a second time.
+        if (format === 'markdown') return reply.type(CONTENT_TYPES.markdown).send(record.body);
+        // Other renderings depend on the version alone: kept serialised.
         const rendered = await cache.immutable(
           `content|${record.id}|${format}`,
           async () => {
-            if (format === 'markdown') return bufferBody(record.body);
             if (format === 'xml') return bufferBody(renderSkillXml(record.name, record.body));
             const files = await skills.files(record.id);
             return jsonBody(contentJsonSchema, {

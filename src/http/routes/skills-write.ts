@@ -8,7 +8,7 @@ import { BundleError, type BundleFile, type BundleLimits } from '../../bundle/ty
 import { BadRequestError } from '../../errors.js';
 import { publishUpload, type Upload } from '../../services/publish.js';
 import { problemResponses } from '../problem.js';
-import { nameParam, publishResultSchema } from '../schemas.js';
+import { nameParam, publishResultSchema, withoutNul } from '../schemas.js';
 
 const TAG_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
@@ -195,7 +195,7 @@ const skillsWriteRoutes: FastifyPluginAsyncZod = async (app) => {
         operationId: 'setDistTag',
         params: nameParam.extend({ tag: z.string().min(1).max(64) }),
         body: z.object({
-          version: z.string().min(1).max(256).describe('The version the tag should point at'),
+          version: withoutNul(z.string().min(1).max(256)).describe('The version the tag should point at'),
         }),
         response: {
           200: z.object({
@@ -226,7 +226,7 @@ const skillsWriteRoutes: FastifyPluginAsyncZod = async (app) => {
         description:
           'Hides the version from the catalogue and from latest and removes the dist-tags on it; it stays readable by exact version so pinned users keep working.',
         operationId: 'yankVersion',
-        params: nameParam.extend({ version: z.string().min(1).max(256) }),
+        params: nameParam.extend({ version: withoutNul(z.string().min(1).max(256)) }),
         response: {
           200: z.object({
             name: z.string(),

@@ -1,0 +1,28 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from './helpers/context.js';
+
+let ctx: TestApp;
+beforeAll(async () => {
+  ctx = await createTestApp();
+});
+afterAll(async () => ctx?.close());
+
+describe('input the database cannot take, and URLs that do not decode', () => {
+  it.each(['/prompt?name=a%00b', '/tools?q=%00', '/prompt?tag=%00', '/tools?name=%00'])(
+    '%s answers 400 problem+json, not 500',
+    async (url) => {
+      const res = await ctx.app.inject(url);
+      expect(res.statusCode).toBe(400);
+      expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+      expect(res.json().detail).toMatch(/NUL/);
+    },
+  );
+
+  it('an undecodable URL answers 400 problem+json naming the fix', async () => {
+    const res = await ctx.app.inject('/skills/%c0%ae');
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+    expect(res.json()).toMatchObject({ status: 400, title: 'Bad Request' });
+    expect(res.json().detail).toMatch(/encodeURIComponent/);
+  });
+});
