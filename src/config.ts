@@ -64,6 +64,20 @@ const envSchema = z.object({
       message: 'must be an absolute http(s) URL such as https://skills.example.com',
     }),
   SKILLREG_READ_AUTH: booleanFromEnv.default(false),
+  SKILLREG_TRUST_PROXY: z
+    .string()
+    .default('false')
+    .transform((value): boolean | number | string => {
+      const trimmed = value.trim();
+      if (trimmed === '' || trimmed === 'false' || trimmed === '0') return false;
+      if (trimmed === 'true') return true;
+      if (/^\d+$/.test(trimmed)) return Number(trimmed);
+      return trimmed;
+    })
+    .refine((value) => typeof value !== 'string' || /^[0-9a-fA-F.:/,\s]+$/.test(value), {
+      message:
+        "must be true, false, a number of proxy hops, or a comma-separated list of proxy addresses/CIDRs such as '10.0.0.0/8,127.0.0.1'",
+    }),
   SKILLREG_MAX_BUNDLE_BYTES: positiveInt(DEFAULT_LIMITS.maxUncompressedBytes),
   SKILLREG_MAX_FILES: positiveInt(DEFAULT_LIMITS.maxFiles),
   SKILLREG_MAX_SKILL_MD_BYTES: positiveInt(DEFAULT_LIMITS.maxSkillMdBytes),
@@ -92,6 +106,11 @@ export interface Config {
   seedDir?: string;
   publicUrl?: string;
   readAuth: boolean;
+  /**
+   * Whether X-Forwarded-For/-Host/-Proto are believed (Fastify trustProxy). Off by default: a client could
+   * otherwise pick its own address (dodging rate limits) and the host shown in links.
+   */
+  trustProxy: boolean | number | string;
   limits: BundleLimits;
   /** Largest request body accepted, derived from the bundle limit (archives are smaller than their content). */
   bodyLimit: number;
@@ -139,6 +158,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     seedDir: values.SKILLREG_SEED_DIR === '' ? undefined : path.resolve(values.SKILLREG_SEED_DIR),
     publicUrl: values.SKILLREG_PUBLIC_URL,
     readAuth: values.SKILLREG_READ_AUTH,
+    trustProxy: values.SKILLREG_TRUST_PROXY,
     limits,
     // Multipart framing and base64-free binary bodies stay close to the content size; leave headroom.
     bodyLimit: limits.maxUncompressedBytes + 1024 * 1024,

@@ -26,3 +26,23 @@ describe('input the database cannot take, and URLs that do not decode', () => {
     expect(res.json().detail).toMatch(/encodeURIComponent/);
   });
 });
+
+describe('proxy headers', () => {
+  it('are ignored unless SKILLREG_TRUST_PROXY says a proxy stands in front', async () => {
+    const direct = await createTestApp({ SKILLREG_TRUST_PROXY: 'false' });
+    try {
+      const res = await direct.app.inject({
+        url: '/prompt?format=json',
+        headers: {
+          host: 'registry.internal:3000',
+          'x-forwarded-host': 'evil.example',
+          'x-forwarded-proto': 'https',
+        },
+      });
+      expect(res.statusCode).toBe(200);
+      expect(res.body).not.toContain('evil.example');
+    } finally {
+      await direct.close();
+    }
+  });
+});

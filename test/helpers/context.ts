@@ -50,6 +50,8 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     SKILLREG_SEED_DIR: '',
     SKILLREG_DATA_DIR: '.data/test-unused',
     LOG_LEVEL: 'silent',
+    // Tests stand behind a pretend proxy so they can vary client addresses and origins.
+    SKILLREG_TRUST_PROXY: 'true',
     ...overrides,
   });
 }
