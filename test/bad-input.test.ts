@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from './helpers/context.js';
+import { adminAuth, createTestApp, type TestApp } from './helpers/context.js';
 
 let ctx: TestApp;
 beforeAll(async () => {
@@ -43,6 +43,21 @@ describe('proxy headers', () => {
       expect(res.body).not.toContain('evil.example');
     } finally {
       await direct.close();
+    }
+  });
+});
+
+describe('caching behind read auth', () => {
+  it("answers Cache-Control private, so shared caches never hand one reader another reader's answer", async () => {
+    const closed = await createTestApp({ SKILLREG_READ_AUTH: 'true' });
+    try {
+      const res = await closed.app.inject({ url: '/skills', headers: adminAuth });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['cache-control']).toMatch(/^private\b/);
+      const open = await ctx.app.inject('/skills');
+      expect(open.headers['cache-control']).toMatch(/^public\b/);
+    } finally {
+      await closed.close();
     }
   });
 });

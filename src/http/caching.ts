@@ -59,7 +59,9 @@ export function replyNotModified(
   etag: string,
   cacheControl: string,
 ): boolean {
-  reply.header('etag', etag).header('cache-control', cacheControl);
+  // Behind SKILLREG_READ_AUTH an answer belongs to its token holder: shared caches must not keep it.
+  const scoped = request.server.config.readAuth ? cacheControl.replace(/^public\b/, 'private') : cacheControl;
+  reply.header('etag', etag).header('cache-control', scoped);
   if (!matchesIfNoneMatch(request, etag)) return false;
   reply.code(304).send();
   return true;
