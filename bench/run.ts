@@ -12,6 +12,7 @@
  *   --database-url URL      PostgreSQL server (default $BENCH_DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres)
  *   --runtime dist|tsx      dist (default): compile with tsconfig.build.json and run `node dist/server.js`
  *                           as the container image does; tsx: run the TypeScript as `npm start` does
+ *   --node-options FLAGS    extra node flags for the service, e.g. --max-old-space-size=192
  *   --out FILE              also write the results as JSON
  *   --keep                  keep the bench database (pg) or data folder (pglite)
  *
@@ -54,6 +55,7 @@ const { values: args } = parseArgs({
       default: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     },
     runtime: { type: 'string', default: 'dist' },
+    'node-options': { type: 'string', default: '' },
     out: { type: 'string' },
     keep: { type: 'boolean', default: false },
   },
@@ -168,7 +170,8 @@ async function buildService(scratch: string): Promise<void> {
 }
 
 function startService(name: string, database: DatabaseTarget, extra: Record<string, string> = {}) {
-  return startProcess(name, serviceArgv, {
+  const nodeFlags = args['node-options']!.split(/\s+/).filter(Boolean);
+  return startProcess(name, [...nodeFlags, ...serviceArgv], {
     ...database.env,
     NODE_ENV: 'production',
     LOG_LEVEL: 'warn',
@@ -288,6 +291,8 @@ async function load(
     warmup?: boolean;
     /** The server's pid: its CPU time per request is measured too. */
     pid?: number;
+    /** Called on autocannon's once-a-second tick (timers of this busy process may fire late). */
+    onTick?: () => void;
   },
 ): Promise<Run> {
   if (options.warmup !== false && options.amount === undefined) {
@@ -312,6 +317,7 @@ async function load(
     requests,
     timeout: 60,
   });
+  if (options.onTick) instance.on('tick', options.onTick);
   instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => {
     times.push(responseTime);
   });
@@ -490,7 +496,7 @@ async function main(): Promise<void> {
       log('compiling the service (tsconfig.build.json) as the container image does');
       await buildService(scratch);
     }
-    results.machine.runtime = args.runtime === 'tsx' ? 'tsx src/server.ts' : 'node dist/server.js (compiled)';
+    results.machine.runtime = `${args.runtime === 'tsx' ? 'tsx src/server.ts' : 'node dist/server.js (compiled)'}${args['node-options'] ? ` with ${args['node-options']}` : ''}`;
     // --- seed
     log(`seeding ${skillCount} skills into ${target.describe}`);
     const seedStart = performance.now();
@@ -613,15 +619,14 @@ async function main(): Promise<void> {
       return '/prompt?budget=4000';
     };
     const samples: number[] = [rssMiB(service)];
-    const sampler = setInterval(() => samples.push(rssMiB(service!)), 1_000);
     const soak = await load(base, {
       path: '/skills',
       connections: latencyConnections,
       duration: soakSeconds,
       next: mix,
       warmup: false,
+      onTick: () => samples.push(rssMiB(service!)),
     });
-    clearInterval(sampler);
     samples.push(rssMiB(service));
     results.memory.samples = samples.map((value) => Math.round(value));
     results.memory.soakStartMiB = samples[0]!;
