@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
 import { writeTarGz, writeZip } from '../bundle/archive-write.js';
 import { fileDigest } from '../bundle/digest.js';
 import type { BundleFile, BundleIssue, ParsedSkill } from '../bundle/types.js';
@@ -270,10 +270,7 @@ export class SkillsRepository {
         .where(and(eq(skillVersions.skillId, skillRow.id), eq(skillVersions.version, selector.version)));
       if (!row) {
         const versions = await this.versionNames(skillRow.id);
-        throw new NotFoundError(
-          `skill '${name}' has no version '${selector.version}'; available versions: ${versions.join(', ') || 'none'}`,
-          { name, version: selector.version, availableVersions: versions },
-        );
+        throw unknownVersion(name, selector.version, versions);
       }
       return row;
     }
@@ -303,17 +300,7 @@ export class SkillsRepository {
       string[]
     >`coalesce((select array_agg(t2.tag order by t2.tag) from ${distTags} t2 where t2.version_id = ${skillVersions.id}), '{}')`;
     const base = this.db
-      .select({
-        name: skills.name,
-        description: skillVersions.description,
-        version: skillVersions.version,
-        digest: skillVersions.digest,
-        updatedAt: distTags.updatedAt,
-        tokensDescription: skillVersions.tokensDescription,
-        tokensBody: skillVersions.tokensBody,
-        frontmatter: skillVersions.frontmatter,
-        tags: tagsOfVersion,
-      })
+      .select(catalogueColumns(tagsOfVersion))
       .from(distTags)
       .innerJoin(skills, eq(skills.id, distTags.skillId))
       .innerJoin(skillVersions, eq(skillVersions.id, distTags.versionId));
@@ -345,17 +332,7 @@ export class SkillsRepository {
       );
       rows = await this.db
         .with(hits)
-        .select({
-          name: skills.name,
-          description: skillVersions.description,
-          version: skillVersions.version,
-          digest: skillVersions.digest,
-          updatedAt: distTags.updatedAt,
-          tokensDescription: skillVersions.tokensDescription,
-          tokensBody: skillVersions.tokensBody,
-          frontmatter: skillVersions.frontmatter,
-          tags: tagsOfVersion,
-        })
+        .select(catalogueColumns(tagsOfVersion))
         .from(hits)
         .innerJoin(skillVersions, eq(skillVersions.id, hits.id))
         .innerJoin(distTags, and(eq(distTags.versionId, skillVersions.id), eq(distTags.tag, tag)))
@@ -609,14 +586,7 @@ export class SkillsRepository {
         .where(and(eq(skillVersions.skillId, skillId), eq(skillVersions.version, version)));
       if (!row) {
         const versions = await this.versionNames(skillId, tx);
-        throw new NotFoundError(
-          `skill '${name}' has no version '${version}'; available versions: ${versions.join(', ')}`,
-          {
-            name,
-            version,
-            availableVersions: versions,
-          },
-        );
+        throw unknownVersion(name, version, versions);
       }
       if (row.yankedAt) {
         // Inside the transaction, through tx: on PGlite (one connection) this.db would wait for it forever.
@@ -713,14 +683,7 @@ export class SkillsRepository {
       .where(and(eq(skillVersions.skillId, skillId), eq(skillVersions.version, version)));
     if (!target) {
       const versions = await this.versionNames(skillId, tx);
-      throw new NotFoundError(
-        `skill '${name}' has no version '${version}'; available versions: ${versions.join(', ')}`,
-        {
-          name,
-          version,
-          availableVersions: versions,
-        },
-      );
+      throw unknownVersion(name, version, versions);
     }
     if (target.yankedAt) {
       throw new ConflictError(
@@ -920,5 +883,28 @@ function decodeCursor(raw: string | undefined, searching: boolean): Cursor {
   throw new BadRequestError(
     'cursor is not one this registry issued for this query; pass the nextCursor value of the previous page unchanged, with the same q',
     { parameter: 'cursor' },
+  );
+}
+
+/** The columns of one catalogue row; `tags` lists the dist-tags on the row's version. */
+function catalogueColumns(tagsOfVersion: SQL<string[]>) {
+  return {
+    name: skills.name,
+    description: skillVersions.description,
+    version: skillVersions.version,
+    digest: skillVersions.digest,
+    updatedAt: distTags.updatedAt,
+    tokensDescription: skillVersions.tokensDescription,
+    tokensBody: skillVersions.tokensBody,
+    frontmatter: skillVersions.frontmatter,
+    tags: tagsOfVersion,
+  };
+}
+
+/** A 404 for a version a skill does not have, listing the ones it has. */
+function unknownVersion(name: string, version: string, versions: string[]): NotFoundError {
+  return new NotFoundError(
+    `skill '${name}' has no version '${version}'; available versions: ${versions.join(', ') || 'none'}`,
+    { name, version, availableVersions: versions },
   );
 }
