@@ -15,6 +15,8 @@
  *   --node-options FLAGS    extra node flags for the service, e.g. --max-old-space-size=192
  *   --out FILE              also write the results as JSON
  *   --keep                  keep the bench database (pg) or data folder (pglite)
+ *   --reuse                 (pg) keep an existing bench database that already holds the skills: no reseed
+ *   --only LIST             run only these parts: throughput,latency,soak,ingest,replicas,uncached
  *
  * What runs where: this process seeds the database, then starts the service (compiled, as in the
  * container image, or through tsx) and a bare Fastify baseline (bench/baseline.ts) as child processes,
@@ -58,8 +60,12 @@ const { values: args } = parseArgs({
     'node-options': { type: 'string', default: '' },
     out: { type: 'string' },
     keep: { type: 'boolean', default: false },
+    reuse: { type: 'boolean', default: false },
+    only: { type: 'string', default: 'throughput,latency,soak,ingest,replicas,uncached' },
   },
 });
+const parts = new Set(args.only!.split(',').map((part) => part.trim()));
+const wants = (part: string) => parts.has(part);
 
 const backend = args.backend === 'pglite' ? 'pglite' : 'pg';
 const skillCount = Number(args.skills);
@@ -219,6 +225,8 @@ interface DatabaseTarget {
   open: () => ReturnType<typeof openDatabase>;
   drop: () => Promise<void>;
   describe: string;
+  /** The database already holds the skills (--reuse). */
+  seeded?: boolean;
 }
 
 function withDatabase(url: string, database: string): string {
@@ -242,11 +250,27 @@ async function createTarget(): Promise<DatabaseTarget> {
   await admin.connect();
   const version = (await admin.query<{ server_version: string }>('show server_version')).rows[0]!
     .server_version;
-  await admin.query(`drop database if exists ${BENCH_DATABASE} with (force)`);
-  await admin.query(`create database ${BENCH_DATABASE}`);
+  const exists =
+    (await admin.query('select 1 from pg_database where datname = $1', [BENCH_DATABASE])).rowCount === 1;
+  let seeded = false;
+  if (args.reuse && exists) {
+    const probe = new pg.Client({ connectionString: withDatabase(adminUrl, BENCH_DATABASE) });
+    await probe.connect();
+    const count = await probe
+      .query<{ n: string }>('select count(*) as n from skills')
+      .then((result) => Number(result.rows[0]!.n))
+      .catch(() => 0);
+    await probe.end();
+    seeded = count >= skillCount;
+  }
+  if (!seeded) {
+    await admin.query(`drop database if exists ${BENCH_DATABASE} with (force)`);
+    await admin.query(`create database ${BENCH_DATABASE}`);
+  }
   await admin.end();
   const url = withDatabase(adminUrl, BENCH_DATABASE);
   return {
+    seeded,
     env: { DATABASE_URL: url },
     open: () => openDatabase({ url }),
     async drop() {
@@ -502,12 +526,14 @@ async function main(): Promise<void> {
     const seedStart = performance.now();
     const database = await target.open();
     await database.migrate();
-    await seedSkills(database, {
-      count: skillCount,
-      onProgress: (done) => {
-        if (done % 10_000 === 0 || done === skillCount) log(`  ${done} seeded`);
-      },
-    });
+    if (target.seeded) log('  reusing the seeded database (--reuse)');
+    else
+      await seedSkills(database, {
+        count: skillCount,
+        onProgress: (done) => {
+          if (done % 10_000 === 0 || done === skillCount) log(`  ${done} seeded`);
+        },
+      });
     await database.close();
     results.seedSeconds = (performance.now() - seedStart) / 1000;
 
@@ -553,7 +579,7 @@ async function main(): Promise<void> {
         status: '304',
       },
     ];
-    for (const scenario of throughputScenarios) {
+    for (const scenario of wants('throughput') ? throughputScenarios : []) {
       log(`throughput: ${scenario.scenario}`);
       // Alternate baseline and service runs and keep the median of each: the machine's other load
       // moves between runs, and alternating spreads it evenly over both sides.
@@ -598,7 +624,7 @@ async function main(): Promise<void> {
         next: cache === 'off' ? () => `/prompt?budget=${3_000 + randomInt(2_000)}` : undefined,
       },
     ];
-    for (const scenario of latencyScenarios('on')) {
+    for (const scenario of wants('latency') ? latencyScenarios('on') : []) {
       log(`latency (cache on): ${scenario.scenario}`);
       const run = await load(base, { ...scenario, connections: latencyConnections });
       expectStatus(scenario.scenario, run, '200');
@@ -622,7 +648,7 @@ async function main(): Promise<void> {
     const soak = await load(base, {
       path: '/skills',
       connections: latencyConnections,
-      duration: soakSeconds,
+      duration: wants('soak') ? soakSeconds : 1,
       next: mix,
       warmup: false,
       onTick: () => samples.push(rssMiB(service!)),
@@ -640,7 +666,7 @@ async function main(): Promise<void> {
     log(`  soak: ${Math.round(soak.rps)} req/s, statuses ${JSON.stringify(soak.statuses)}`);
 
     // --- ingest: 8 concurrent publishers of typical 5 KB skills, over HTTP
-    if (ingestCount > 0) {
+    if (ingestCount > 0 && wants('ingest')) {
       log(`ingest: ${ingestCount} skills, 8 publishers`);
       const runId = Date.now().toString(36);
       const bodies = await Promise.all(
@@ -674,7 +700,7 @@ async function main(): Promise<void> {
     }
 
     // --- two replicas on one PostgreSQL
-    if (backend === 'pg') {
+    if (backend === 'pg' && wants('replicas')) {
       log('replicas: starting a second service on the same database');
       replica = await startService('replica', target);
       results.replicas = await replicaDelays(base, replica.base);
@@ -683,11 +709,13 @@ async function main(): Promise<void> {
     }
 
     // --- latency without the cache: every request goes to the database and renders
-    await stop(service);
-    service = undefined;
-    log('latency (cache off): restarting the service with SKILLREG_CACHE_MB=0');
-    service = await startService('service-uncached', target, { SKILLREG_CACHE_MB: '0' });
-    for (const scenario of latencyScenarios('off')) {
+    if (wants('uncached')) {
+      await stop(service);
+      service = undefined;
+      log('latency (cache off): restarting the service with SKILLREG_CACHE_MB=0');
+      service = await startService('service-uncached', target, { SKILLREG_CACHE_MB: '0' });
+    }
+    for (const scenario of wants('uncached') ? latencyScenarios('off') : []) {
       log(`latency (cache off): ${scenario.scenario}`);
       const prompt = scenario.scenario.startsWith('/prompt');
       const run = await load(service.base, {
@@ -704,7 +732,7 @@ async function main(): Promise<void> {
     await stop(replica);
     await stop(service);
     await rm(scratch, { recursive: true, force: true });
-    if (!args.keep) await target.drop().catch((error) => log(`could not drop the database: ${error}`));
+    if (!args.keep && !args.reuse) await target.drop().catch((error) => log(`could not drop the database: ${error}`));
   }
   results.machine.loadAverageAtEnd = os.loadavg()[0]!.toFixed(2);
   process.stdout.write(report(results));

@@ -1,8 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyServerFactory,
+  type FastifyServerOptions,
+} from 'fastify';
 import {
   jsonSchemaTransform,
   serializerCompiler,
@@ -17,7 +23,9 @@ import errorsPlugin from './http/plugins/errors.js';
 import metricsPlugin from './http/plugins/metrics.js';
 import rateLimitPlugin from './http/plugins/rate-limit.js';
 import registryContext from './http/plugins/registry-context.js';
+import responseCachePlugin from './http/plugins/response-cache.js';
 import { sendProblem } from './http/problem.js';
+import { lazyChildLogger } from './http/request-logger.js';
 import agentRoutes from './http/routes/agent.js';
 import auditRoutes from './http/routes/audit.js';
 import docsRoutes from './http/routes/docs.js';
@@ -69,8 +77,31 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const database =
     options.database ?? (await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir }));
 
-  const app = Fastify({
+  // The HTTP server's listener asks the response cache first (src/http/response-cache.ts); `app` is
+  // assigned before the server can receive a request.
+  let app: FastifyInstance | undefined;
+  const serverFactory: FastifyServerFactory = (handler, opts) => {
+    const server = createServer(opts.http ?? {}, (req, res) => {
+      if (app?.responseCache?.serve(req, res) !== true) handler(req, res);
+    });
+    // What Fastify sets on the server it would have created itself (its options carry the defaults).
+    const timeouts = opts as {
+      keepAliveTimeout?: number;
+      requestTimeout?: number;
+      connectionTimeout?: number;
+      maxRequestsPerSocket?: number;
+    };
+    if (timeouts.keepAliveTimeout !== undefined) server.keepAliveTimeout = timeouts.keepAliveTimeout;
+    if (timeouts.requestTimeout !== undefined) server.requestTimeout = timeouts.requestTimeout;
+    if (timeouts.connectionTimeout !== undefined) server.setTimeout(timeouts.connectionTimeout);
+    if (timeouts.maxRequestsPerSocket) server.maxRequestsPerSocket = timeouts.maxRequestsPerSocket;
+    return server;
+  };
+
+  const fastify = Fastify({
     logger: options.logger ?? loggerOptions(config),
+    childLoggerFactory: lazyChildLogger,
+    serverFactory,
     bodyLimit: config.bodyLimit,
     // Honour a caller's request id so one id follows a request through proxies and logs.
     genReqId: (request) => {
@@ -91,23 +122,26 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         `the URL '${request.url.slice(0, 200)}' is not valid percent-encoded UTF-8; encode paths and query values with encodeURIComponent`,
       ),
   }).withTypeProvider<ZodTypeProvider>();
+  app = fastify;
 
-  app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
-  app.addHook('onRequest', async (request, reply) => {
+  fastify.setValidatorCompiler(validatorCompiler);
+  fastify.setSerializerCompiler(serializerCompiler);
+  fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
-  if (ownsDatabase) app.addHook('onClose', async () => database.close());
+  if (ownsDatabase) fastify.addHook('onClose', async () => database.close());
 
   try {
     await database.migrate();
-    await app.register(registryContext, { config, database });
-    await app.register(metricsPlugin);
-    await app.register(errorsPlugin);
-    await app.register(authPlugin);
+    await fastify.register(registryContext, { config, database });
+    await fastify.register(metricsPlugin);
+    await fastify.register(responseCachePlugin);
+    await fastify.register(errorsPlugin);
+    await fastify.register(authPlugin);
     // After auth (limits are keyed by the authenticated token) and before swagger and the routes.
-    await app.register(rateLimitPlugin);
-    await app.register(multipart, {
+    await fastify.register(rateLimitPlugin);
+    await fastify.register(multipart, {
       preservePath: true,
       limits: {
         fileSize: config.limits.maxUncompressedBytes,
@@ -116,7 +150,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         fieldSize: 64 * 1024,
       },
     });
-    await app.register(swagger, {
+    await fastify.register(swagger, {
       openapi: {
         openapi: '3.1.0',
         info: {
@@ -146,23 +180,24 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       transform: jsonSchemaTransform,
       transformObject: finishOpenApi,
     });
-    await app.register(swaggerUi, { routePrefix: '/docs' });
-    await app.register(healthRoutes);
-    await app.register(metricsRoutes);
-    await app.register(docsRoutes);
-    await app.register(skillsReadRoutes);
-    await app.register(skillsWriteRoutes);
-    await app.register(agentRoutes);
-    await app.register(tokensRoutes);
-    await app.register(auditRoutes);
-    await app.register(mcpRoutes);
-    await app.register(wellKnownRoutes);
-    await app.ready();
-    if (config.seedDir) await loadSeeds(app.repositories.skills, config.seedDir, config.limits, app.log);
+    await fastify.register(swaggerUi, { routePrefix: '/docs' });
+    await fastify.register(healthRoutes);
+    await fastify.register(metricsRoutes);
+    await fastify.register(docsRoutes);
+    await fastify.register(skillsReadRoutes);
+    await fastify.register(skillsWriteRoutes);
+    await fastify.register(agentRoutes);
+    await fastify.register(tokensRoutes);
+    await fastify.register(auditRoutes);
+    await fastify.register(mcpRoutes);
+    await fastify.register(wellKnownRoutes);
+    await fastify.ready();
+    if (config.seedDir)
+      await loadSeeds(fastify.repositories.skills, config.seedDir, config.limits, fastify.log);
   } catch (error) {
-    await app.close().catch(() => {});
+    await fastify.close().catch(() => {});
     if (ownsDatabase) await database.close().catch(() => {});
     throw error;
   }
-  return app;
+  return fastify;
 }

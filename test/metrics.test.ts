@@ -87,7 +87,8 @@ describe('GET /metrics', () => {
     expect(delta('error')).toBe(0);
   });
 
-  it('counts layer-2 loads per skill, conditional GETs, and durations by route pattern', async () => {
+  it('counts layer-2 loads, conditional GETs, and durations by route pattern', async () => {
+    const loadsBefore = value(await scrape(), 'skillreg_skill_loads_total');
     const name = uniqueName('loaded');
     await publish(ctx.app, files({ 'SKILL.md': skillMd({ name, description: 'Loaded.' }) }));
     const url = `/skills/${name}/content`;
@@ -101,7 +102,9 @@ describe('GET /metrics', () => {
 
     const samples = await scrape();
     // Three bodies were served; the 304 served none and is not a load.
-    expect(value(samples, 'skillreg_skill_loads_total', { skill: name })).toBe(3);
+    expect(value(samples, 'skillreg_skill_loads_total') - loadsBefore).toBe(3);
+    // One series in all, not one per skill: 100,000 skills would otherwise make a 7 MB scrape.
+    expect(samples.filter((s) => s.name === 'skillreg_skill_loads_total')).toHaveLength(1);
     const route = '/skills/:name/content';
     expect(value(samples, 'skillreg_conditional_requests_total', { route, result: 'not_modified' })).toBe(1);
     expect(value(samples, 'skillreg_conditional_requests_total', { route, result: 'modified' })).toBe(1);
@@ -149,9 +152,9 @@ describe('GET /metrics', () => {
       const name = uniqueName('separate');
       await publish(ctx.app, files({ 'SKILL.md': skillMd({ name, description: 'Only in the first app.' }) }));
       await ctx.app.inject(`/skills/${name}/content`);
-      expect(value(await scrape(ctx.app), 'skillreg_skill_loads_total', { skill: name })).toBe(1);
+      expect(value(await scrape(ctx.app), 'skillreg_skill_loads_total')).toBeGreaterThanOrEqual(1);
       const samples = await scrape(other.app);
-      expect(value(samples, 'skillreg_skill_loads_total', { skill: name })).toBe(0);
+      expect(value(samples, 'skillreg_skill_loads_total')).toBe(0);
       expect(value(samples, 'skillreg_publishes_total', { outcome: 'created' })).toBe(0);
     } finally {
       await other.close();

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../../errors.js';
 import { grants, type Principal, type Scope, safeEqual } from '../../storage/tokens-repository.js';
@@ -10,7 +10,7 @@ declare module 'fastify' {
      * `preHandler`; it is moved to `onRequest` so the check runs before the body is read (an anonymous
      * caller gets its 401 without the server buffering an upload, and before any 400 about the body).
      */
-    authorize(scope: Scope): preHandlerAsyncHookHandler;
+    authorize(scope: Scope): preHandlerHookHandler;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -64,8 +64,9 @@ async function authPlugin(app: FastifyInstance) {
     return result;
   }
 
-  app.decorate('authorize', (scope: Scope): preHandlerAsyncHookHandler => {
-    const hook = async function authorizeRequest(request: FastifyRequest, reply: FastifyReply) {
+  app.decorate('authorize', (scope: Scope): preHandlerHookHandler => {
+    const publicRead = scope === 'read' && !app.config.readAuth;
+    const check = async (request: FastifyRequest, reply: FastifyReply) => {
       reply.header('www-authenticate', WWW_AUTHENTICATE);
       const principal = await identify(request);
       if (!principal) {
@@ -89,6 +90,20 @@ async function authPlugin(app: FastifyInstance) {
         );
       }
       request.principal = principal;
+    };
+    // Callback style with a synchronous answer for the commonest request, an anonymous public read:
+    // an async hook would cost a promise on every read.
+    const hook = function authorizeRequest(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      done: (error?: Error) => void,
+    ) {
+      if (publicRead && request.headers.authorization === undefined) {
+        request.principal = ANONYMOUS_READER;
+        done();
+        return;
+      }
+      check(request, reply).then(() => done(), done);
     };
     authorizeHooks.add(hook);
     return hook;

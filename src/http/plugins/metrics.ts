@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, type Metric, Registry } from 'prom-client';
 import type { Database } from '../../db/client.js';
+import { RequestMetrics } from '../request-metrics.js';
 
 /**
  * Prometheus metrics, served by routes/metrics.ts at GET /metrics (public, like /livez: scrape it on an
@@ -11,8 +12,9 @@ import type { Database } from '../../db/client.js';
  * - skillreg_http_request_duration_seconds{method, route, status_code}: route is the route pattern
  *   (/skills/:name/content), never the raw URL, so the label set stays bounded; `unmatched` for 404s
  *   that hit no route.
- * - skillreg_skill_loads_total{skill}: layer-2 loads (HTTP content route and MCP), the signal for
- *   ranking skills by use.
+ * - skillreg_skill_loads_total: layer-2 loads (HTTP content route and MCP). Not labelled by skill: one
+ *   series per skill would grow without bound (100,000 skills made a 7 MB scrape); loads per skill are
+ *   kept in the database (skills.load_count, last_loaded_at) and order budgeted prompts.
  * - skillreg_publishes_total{outcome}: POST /skills answered 201 created, 200 unchanged, 4xx refused
  *   (invalid bundle, conflict, limits, auth) or 5xx error.
  * - skillreg_conditional_requests_total{route, result}: GETs sent with If-None-Match, answered 304
@@ -26,10 +28,10 @@ import type { Database } from '../../db/client.js';
  */
 export interface Metrics {
   registry: Registry;
-  requestDuration: Histogram<'method' | 'route' | 'status_code'>;
-  skillLoads: Counter<'skill'>;
+  /** Request durations and conditional GETs, recorded by the onResponse hook and the response cache. */
+  requests: RequestMetrics;
+  skillLoads: Counter;
   publishes: Counter<'outcome'>;
-  conditionalRequests: Counter<'route' | 'result'>;
 }
 
 declare module 'fastify' {
@@ -68,17 +70,12 @@ async function metricsPlugin(app: FastifyInstance) {
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
 
-  const requestDuration = new Histogram({
-    name: 'skillreg_http_request_duration_seconds',
-    help: 'HTTP request duration in seconds, by method, route pattern and status code',
-    labelNames: ['method', 'route', 'status_code'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers,
-  });
+  const requests = new RequestMetrics();
+  registry.registerMetric(requests.durations as unknown as Metric);
+  registry.registerMetric(requests.conditional as unknown as Metric);
   const skillLoads = new Counter({
     name: 'skillreg_skill_loads_total',
-    help: 'Layer-2 loads (skill bodies served over HTTP or MCP), by skill',
-    labelNames: ['skill'] as const,
+    help: 'Layer-2 loads (skill bodies served over HTTP or MCP); per skill in the database (load_count)',
     registers,
   });
   const publishes = new Counter({
@@ -88,12 +85,6 @@ async function metricsPlugin(app: FastifyInstance) {
     registers,
   });
   for (const outcome of PUBLISH_OUTCOMES) publishes.inc({ outcome }, 0);
-  const conditionalRequests = new Counter({
-    name: 'skillreg_conditional_requests_total',
-    help: 'GET/HEAD requests with If-None-Match, by route: not_modified (304) or modified (answered with a body)',
-    labelNames: ['route', 'result'] as const,
-    registers,
-  });
 
   const { database } = app;
   new Gauge({
@@ -170,25 +161,26 @@ async function metricsPlugin(app: FastifyInstance) {
     },
   });
 
-  app.repositories.loads.onRecord((skill) => skillLoads.inc({ skill }));
+  app.repositories.loads.onRecord(() => skillLoads.inc());
 
-  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+  // Callback style, not async: an async hook costs a promise per request on the hottest path.
+  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const route = routeOf(request);
     const status = reply.statusCode;
-    requestDuration.observe(
-      { method: request.method, route, status_code: String(status) },
+    requests.record(
+      request.method,
+      route,
+      status,
       reply.elapsedTime / 1000,
+      Boolean(request.headers['if-none-match']),
     );
     if (request.method === 'POST' && route === '/skills') {
       publishes.inc({ outcome: publishOutcome(status) });
     }
-    if ((request.method === 'GET' || request.method === 'HEAD') && request.headers['if-none-match']) {
-      if (status === 304) conditionalRequests.inc({ route, result: 'not_modified' });
-      else if (status >= 200 && status < 300) conditionalRequests.inc({ route, result: 'modified' });
-    }
+    done();
   });
 
-  app.decorate('metrics', { registry, requestDuration, skillLoads, publishes, conditionalRequests });
+  app.decorate('metrics', { registry, requests, skillLoads, publishes });
 }
 
 export default fp(metricsPlugin, { name: 'metrics', dependencies: ['registry-context'] });

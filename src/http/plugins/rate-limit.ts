@@ -145,26 +145,34 @@ async function rateLimitPlugin(app: FastifyInstance) {
 
     // Root hooks run before every route's own onRequest hooks, so a blocked address is refused
     // before its token is looked up.
-    app.addHook('onRequest', async (request, reply) => {
-      if (request.headers.authorization === undefined || blocked.size === 0) return;
+    app.addHook('onRequest', (request, reply, done) => {
+      if (request.headers.authorization === undefined || blocked.size === 0) return done();
       const until = blocked.get(request.ip);
-      if (until === undefined) return;
+      if (until === undefined) return done();
       const now = Date.now();
       if (until <= now) {
         blocked.delete(request.ip);
-        return;
+        return done();
       }
       const retryAfter = Math.max(1, Math.ceil((until - now) / 1000));
       setHeaders(reply, authFailures, 0, retryAfter);
       reply.header('retry-after', retryAfter);
-      throw new RateLimitError('auth-failures', authFailures, windowSeconds, retryAfter);
+      done(new RateLimitError('auth-failures', authFailures, windowSeconds, retryAfter));
     });
 
-    app.addHook('onSend', async (request, reply, payload) => {
-      if (reply.statusCode !== 401 || request.headers.authorization === undefined) return payload;
-      const result = await countFailure(request);
-      if (!result.isAllowed && result.remaining === 0) block(request.ip, Date.now() + result.ttl);
-      return payload;
+    // Callback style: every answer passes here, and all but refused credentials leave at once.
+    app.addHook('onSend', (request, reply, payload, done) => {
+      if (reply.statusCode !== 401 || request.headers.authorization === undefined) {
+        done(null, payload);
+        return;
+      }
+      countFailure(request).then(
+        (result) => {
+          if (!result.isAllowed && result.remaining === 0) block(request.ip, Date.now() + result.ttl);
+          done(null, payload);
+        },
+        (error) => done(error, payload),
+      );
     });
   }
 }

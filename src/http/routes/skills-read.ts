@@ -18,7 +18,9 @@ import {
   sendBytes,
   sendJson,
 } from '../caching.js';
+import { keepResponse } from '../plugins/response-cache.js';
 import { problemResponses } from '../problem.js';
+import type { ResponseValidity } from '../response-cache.js';
 import {
   catalogueItemSchema,
   fileEntrySchema,
@@ -98,6 +100,11 @@ const CONTENT_TYPES = {
   json: 'application/json; charset=utf-8',
 } as const;
 
+/** How long an answer read through `selector` stays true: forever for an exact version. */
+function validityOf(name: string, selector: VersionSelector, revision: number): ResponseValidity {
+  return selector.version !== undefined ? { kind: 'immutable' } : { kind: 'skill', skill: name, revision };
+}
+
 /**
  * Reads go through the read cache (src/cache): the catalogue revision comes from memory while the
  * change feed is live, so a revalidation (304) costs no query; bodies are kept serialised. Every
@@ -151,6 +158,7 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
         },
         true,
       );
+      keepResponse(request, { validity: { kind: 'catalogue', revision } });
       return sendJson(reply, body);
     },
   );
@@ -209,6 +217,7 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
       // Even for an exact version the answer lists dist-tags and versions, which change with every write.
       const etag = revisionEtag(revision, 'skill', name, request.query);
       if (replyNotModified(request, reply, etag, cacheControlFor(selector))) return reply;
+      keepResponse(request, { validity: { kind: 'skill', skill: name, revision } });
       return sendJson(reply, body);
     },
   );
@@ -242,7 +251,8 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       const selector = selectorOf(request.query);
-      const record = await cache.resolve(request.params.name, selector, await cache.revision());
+      const revision = await cache.revision();
+      const record = await cache.resolve(request.params.name, selector, revision);
       const { format, arguments: argumentString } = request.query;
       // The JSON rendering names the version, and one digest can be published under several versions.
       const rendering = format === 'json' ? `json.${record.version}` : format;
@@ -251,8 +261,14 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
       if (replyNotModified(request, reply, digestEtag(record.digest, variant), cacheControlFor(selector)))
         return reply;
       reply.header('x-skill-version', record.version);
-      app.repositories.loads.record(record.name);
+      const { loads } = app.repositories;
+      loads.record(record.name);
       if (argumentString === undefined) {
+        // Repeated by the response cache, which counts each body it serves as a load too.
+        keepResponse(request, {
+          validity: validityOf(record.name, selector, revision),
+          onServe: () => loads.record(record.name),
+        });
         // The cached record holds the body already: sent as it is rather than kept a second time.
         if (format === 'markdown') return reply.type(CONTENT_TYPES.markdown).send(record.body);
         // Other renderings depend on the version alone: kept serialised.
@@ -316,7 +332,8 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request, reply) => {
       const selector = selectorOf(request.query);
       const path = bundlePathOf(request.params['*']);
-      const record = await cache.resolve(request.params.name, selector, await cache.revision());
+      const revision = await cache.revision();
+      const record = await cache.resolve(request.params.name, selector, revision);
       // A file of a version never changes; a large one is served without being kept (maxEntryBytes).
       const file = await cache.immutable(
         `file|${record.id}|${path}`,
@@ -335,6 +352,7 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
       reply.header('content-security-policy', "default-src 'none'; sandbox");
       reply.header('x-content-type-options', 'nosniff');
       reply.header('x-skill-version', record.version);
+      keepResponse(request, { validity: validityOf(record.name, selector, revision) });
       return reply.type(file.type).send(file.bytes);
     },
   );
@@ -356,7 +374,8 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       const selector = selectorOf(request.query);
-      const record = await cache.resolve(request.params.name, selector, await cache.revision());
+      const revision = await cache.revision();
+      const record = await cache.resolve(request.params.name, selector, revision);
       const { format } = request.query;
       if (replyNotModified(request, reply, digestEtag(record.digest, format), cacheControlFor(selector)))
         return reply;
@@ -376,6 +395,7 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
       reply.header('x-skill-version', record.version);
       reply.header('x-skill-digest', record.digest);
       reply.header('repr-digest', `sha-256=:${Buffer.from(archive.sha256, 'hex').toString('base64')}:`);
+      keepResponse(request, { validity: validityOf(record.name, selector, revision) });
       return reply.type(format === 'zip' ? 'application/zip' : 'application/gzip').send(archive.bytes);
     },
   );
@@ -413,6 +433,7 @@ const skillsReadRoutes: FastifyPluginAsyncZod = async (app) => {
         },
         true,
       );
+      keepResponse(request, { validity: { kind: 'skill', skill: name, revision } });
       return sendJson(reply, body);
     },
   );

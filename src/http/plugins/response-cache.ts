@@ -1,0 +1,89 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { bufferBody } from '../caching.js';
+import { ResponseCache, type ResponseCacheSpec } from '../response-cache.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Repeats routes' public 200 answers before Fastify runs (src/http/response-cache.ts). */
+    responseCache: ResponseCache;
+  }
+  interface FastifyRequest {
+    /** Set by a route (through keepResponse) when its 200 answer to this URL may be repeated. */
+    responseCacheSpec: ResponseCacheSpec | null;
+  }
+}
+
+/** Share of SKILLREG_CACHE_MB given to the response cache; the read cache gets the rest. */
+export const RESPONSE_CACHE_SHARE = 0.25;
+
+/**
+ * Lets a route's answer be repeated by the response cache. Only a plain public GET qualifies: a
+ * request carrying credentials is answered for that token holder and always goes through the route.
+ */
+export function keepResponse(request: FastifyRequest, spec: ResponseCacheSpec): void {
+  if (request.method === 'GET' && request.headers.authorization === undefined) {
+    request.responseCacheSpec = spec;
+  }
+}
+
+/**
+ * Whether answers may be repeated without running the route at all: not when reads need a token or
+ * are rate limited (both are decided per request), and not when every request should be logged.
+ */
+export function responseCacheAllowed(app: FastifyInstance): boolean {
+  const { config } = app;
+  return (
+    !config.readAuth &&
+    config.rateLimits.reads === 0 &&
+    config.logLevel !== 'debug' &&
+    config.logLevel !== 'trace'
+  );
+}
+
+async function responseCachePlugin(app: FastifyInstance) {
+  const cache = new ResponseCache({
+    maxBytes: responseCacheAllowed(app) ? Math.floor(app.config.cacheBytes * RESPONSE_CACHE_SHARE) : 0,
+    state: app.readCache.state,
+    metrics: app.metrics.requests,
+  });
+  app.decorate('responseCache', cache);
+  app.decorateRequest('responseCacheSpec', null);
+
+  // Callback style: this runs for every answer, and nearly all of them return at the first test.
+  app.addHook(
+    'onSend',
+    (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      payload: unknown,
+      done: (error: null, payload: unknown) => void,
+    ) => {
+      const spec = request.responseCacheSpec;
+      if (spec !== null && reply.statusCode === 200) {
+        const url = request.raw.url;
+        const route = request.routeOptions.url;
+        const body =
+          typeof payload === 'string'
+            ? bufferBody(payload).value
+            : Buffer.isBuffer(payload)
+              ? payload
+              : undefined;
+        if (url !== undefined && route !== undefined && body !== undefined) {
+          cache.store(url, route, spec, reply.getHeaders(), body);
+        }
+      }
+      done(null, payload);
+    },
+  );
+  // Fastify answers 503 to requests that arrive while it closes; let them reach it.
+  app.addHook('preClose', (done) => {
+    cache.disable();
+    done();
+  });
+}
+
+export default fp(responseCachePlugin, {
+  name: 'response-cache',
+  dependencies: ['registry-context', 'metrics'],
+});
