@@ -226,6 +226,10 @@ describe('response cache', () => {
     expect(after.ok - before.ok).toBe(2);
     expect(after.notModified - before.notModified).toBe(1);
     expect((await loads()) - before.loads).toBe(2);
+    const scrape = (await ctx.app.inject('/metrics')).body;
+    const answered = /^skillreg_response_cache_answers_total\{result="body"\} (\d+)$/m.exec(scrape);
+    expect(Number(answered?.[1])).toBe(ctx.app.responseCache.counters.hits);
+    expect(scrape).toMatch(/^skillreg_response_cache_entries [1-9]/m);
   });
 
   it('is off when reads need a token', async () => {

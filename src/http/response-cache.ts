@@ -26,6 +26,9 @@ import type { RequestMetrics } from './request-metrics.js';
  *   writes two); set LOG_LEVEL=debug to send every request through Fastify and its logs.
  */
 
+/** Share of SKILLREG_CACHE_MB given to this cache; the read cache (src/cache) gets the rest. */
+export const RESPONSE_CACHE_SHARE = 0.25;
+
 export type ResponseValidity =
   | { kind: 'immutable' }
   | { kind: 'skill'; skill: string; revision: number }

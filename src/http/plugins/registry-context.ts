@@ -4,6 +4,7 @@ import { ReadCache } from '../../cache/read-cache.js';
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/client.js';
 import { LoadRecorder } from '../../storage/load-recorder.js';
+import { RESPONSE_CACHE_SHARE } from '../response-cache.js';
 import { SkillsRepository } from '../../storage/skills-repository.js';
 import { TokensRepository } from '../../storage/tokens-repository.js';
 
@@ -39,7 +40,10 @@ async function registryContext(app: FastifyInstance, options: { config: Config; 
     database: options.database,
     skills,
     loads,
-    options: { maxBytes: options.config.cacheBytes },
+    // The response cache (plugins/response-cache.ts) takes its share of SKILLREG_CACHE_MB.
+    options: {
+      maxBytes: options.config.cacheBytes - Math.floor(options.config.cacheBytes * RESPONSE_CACHE_SHARE),
+    },
     log: app.log,
   });
   app.decorate('readCache', readCache);

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { Counter, Gauge } from 'prom-client';
 import { bufferBody } from '../caching.js';
-import { ResponseCache, type ResponseCacheSpec } from '../response-cache.js';
+import { RESPONSE_CACHE_SHARE, ResponseCache, type ResponseCacheSpec } from '../response-cache.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -13,9 +14,6 @@ declare module 'fastify' {
     responseCacheSpec: ResponseCacheSpec | null;
   }
 }
-
-/** Share of SKILLREG_CACHE_MB given to the response cache; the read cache gets the rest. */
-export const RESPONSE_CACHE_SHARE = 0.25;
 
 /**
  * Lets a route's answer be repeated by the response cache. Only a plain public GET qualifies: a
@@ -49,6 +47,35 @@ async function responseCachePlugin(app: FastifyInstance) {
   });
   app.decorate('responseCache', cache);
   app.decorateRequest('responseCacheSpec', null);
+
+  const registers = [app.metrics.registry];
+  new Counter({
+    name: 'skillreg_response_cache_answers_total',
+    help: 'Public GETs answered by the response cache without running a route: body (200) or not_modified (304)',
+    labelNames: ['result'] as const,
+    registers,
+    collect() {
+      this.reset();
+      this.inc({ result: 'body' }, cache.counters.hits);
+      this.inc({ result: 'not_modified' }, cache.counters.notModified);
+    },
+  });
+  new Gauge({
+    name: 'skillreg_response_cache_bytes',
+    help: 'Bytes held by the response cache (a quarter of SKILLREG_CACHE_MB)',
+    registers,
+    collect() {
+      this.set(cache.stats().bytes);
+    },
+  });
+  new Gauge({
+    name: 'skillreg_response_cache_entries',
+    help: 'Answers held by the response cache',
+    registers,
+    collect() {
+      this.set(cache.stats().entries);
+    },
+  });
 
   // Callback style: this runs for every answer, and nearly all of them return at the first test.
   app.addHook(

@@ -148,7 +148,7 @@ const agentRoutes: FastifyPluginAsyncZod = async (app) => {
       const key = `prompt|${JSON.stringify([format, selection, budget ?? null, baseUrl])}`;
       const render = async () => {
         const selected = await selectAgentSkills(skills, selection);
-        const result: PromptResult = buildPrompt(selected.skills, {
+        const result: PromptResult = await buildPrompt(selected.skills, {
           style,
           baseUrl,
           tag: selection.tag,
@@ -235,7 +235,7 @@ const agentRoutes: FastifyPluginAsyncZod = async (app) => {
         `tools|${JSON.stringify([provider, provider === 'openai' && strict, selection])}`,
         revision,
         async () => {
-          const { skills: selected } = await selectAgentSkills(skills, selection);
+          const { skills: selected } = await selectAgentSkills(skills, selection, { descriptions: false });
           const names = selected.map((skill) => skill.name);
           return provider === 'openai'
             ? jsonBody(openAiToolsSchema, openAiTools(names, { strict }))

@@ -1,7 +1,11 @@
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { ArchiveFormat, CurrentArchive } from '../../storage/skills-repository.js';
+import {
+  type ArchiveFormat,
+  type CurrentArchive,
+  PUBLISH_ARCHIVE_FORMAT,
+} from '../../storage/skills-repository.js';
 import { jsonBody, REVALIDATE, replyNotModified, revisionEtag, sendJson } from '../caching.js';
 import { problemResponses } from '../problem.js';
 import { nameParam } from '../schemas.js';
@@ -12,12 +16,12 @@ export const DISCOVERY_SCHEMA = 'https://schemas.agentskills.io/discovery/0.2.0/
  * The archive format the index points at. The `skills` CLI (npm `skills`) reads both, but its tar
  * reader knows only the ustar name/prefix fields: a path that needs a PAX header (non-ASCII, or too
  * long to split) would install under a truncated name. Its zip reader takes UTF-8 names of any length,
- * so zip is the format that installs every publishable bundle file for file.
+ * so zip is the format that installs every publishable bundle file for file. Every publish builds and
+ * stores this archive with the version (PUBLISH_ARCHIVE_FORMAT in skills-repository.ts), so the index
+ * finds them built; only versions published before that (a migrated or bulk-loaded catalogue) are
+ * built here, once.
  */
-export const INDEX_ARCHIVE_FORMAT: ArchiveFormat = 'zip';
-
-/** Archives built at once when an index request finds some missing: bounded memory on a cold start. */
-const BUILD_CONCURRENCY = 4;
+export const INDEX_ARCHIVE_FORMAT: ArchiveFormat = PUBLISH_ARCHIVE_FORMAT;
 
 const entrySchema = z.object({
   name: z.string(),
@@ -54,6 +58,14 @@ const wellKnownRoutes: FastifyPluginAsyncZod = async (app) => {
   const cache = app.readCache;
   const readable = app.authorize('read');
 
+  /**
+   * Straggler builds of this process, one after another: concurrent index requests (another origin,
+   * the next revision) queue behind the running build instead of building the same archives again,
+   * and the build itself goes in bounded batches that yield between them (buildArchives), so a
+   * catalogue of thousands of stragglers never takes every connection or the event loop.
+   */
+  let building: Promise<unknown> = Promise.resolve();
+
   /** Digests of the archives, building (and storing, once per version) those not built yet. */
   async function withDigests(current: CurrentArchive[]): Promise<Map<string, string>> {
     const digests = new Map<string, string>();
@@ -62,15 +74,15 @@ const wellKnownRoutes: FastifyPluginAsyncZod = async (app) => {
       if (entry.archiveSha256) digests.set(entry.versionId, entry.archiveSha256);
       else missing.push(entry);
     }
-    let next = 0;
-    const worker = async () => {
-      while (next < missing.length) {
-        const entry = missing[next++]!;
-        const archive = await skills.archive({ id: entry.versionId }, INDEX_ARCHIVE_FORMAT);
-        digests.set(entry.versionId, archive.sha256);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(BUILD_CONCURRENCY, missing.length) }, worker));
+    if (missing.length === 0) return digests;
+    const started = Date.now();
+    const build = building.then(() => skills.buildArchives(missing, INDEX_ARCHIVE_FORMAT));
+    building = build.catch(() => {});
+    for (const [versionId, sha256] of await build) digests.set(versionId, sha256);
+    app.log.info(
+      { built: missing.length, ms: Date.now() - started },
+      'discovery index: built the archives of versions published before archives were built at publish',
+    );
     return digests;
   }
 
