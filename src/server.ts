@@ -1,9 +1,27 @@
+import v8 from 'node:v8';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { isEntryPoint } from './entry-point.js';
 
+/**
+ * V8 grows the heap by a factor of up to 4 between full collections when it judges collection costly,
+ * and on a machine with gigabytes free a busy replica then holds hundreds of megabytes of garbage: at
+ * 100,000 skills under a read soak RSS swung between 285 and 550 MB for a live heap of about 100 MB.
+ * A fixed factor of 1.15 collects sooner (measured: 240-255 MB steady). Settable at run time, unlike
+ * --max-old-space-size; an operator's own flag (NODE_OPTIONS or the command line) wins.
+ */
+export const HEAP_GROWING_PERCENT = 15;
+
+function tuneHeap(env: Record<string, string | undefined>): void {
+  const flags = `${env.NODE_OPTIONS ?? ''} ${process.execArgv.join(' ')}`;
+  if (!/--heap[-_]growing[-_]percent/.test(flags)) {
+    v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+  }
+}
+
 /** Starts the service: `npm start`, `skillreg serve` and the container all come here. */
 export async function startServer(env: Record<string, string | undefined> = process.env): Promise<void> {
+  tuneHeap(env);
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig(env);

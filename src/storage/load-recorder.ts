@@ -7,7 +7,7 @@ import type { Db } from '../db/client.js';
  * in one statement every few seconds (and on shutdown) instead of one UPDATE per read.
  */
 export class LoadRecorder {
-  private pending = new Map<string, { count: number; at: Date }>();
+  private pending = new Map<string, { count: number; at: number }>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   private readonly listeners: ((name: string) => void)[] = [];
@@ -33,9 +33,9 @@ export class LoadRecorder {
     const entry = this.pending.get(name);
     if (entry) {
       entry.count += 1;
-      entry.at = new Date();
+      entry.at = Date.now();
     } else {
-      this.pending.set(name, { count: 1, at: new Date() });
+      this.pending.set(name, { count: 1, at: Date.now() });
     }
     this.timer ??= setTimeout(() => void this.flush(), this.intervalMs).unref();
   }
@@ -58,10 +58,10 @@ export class LoadRecorder {
     return this.flushing;
   }
 
-  private async write(batch: [string, { count: number; at: Date }][]): Promise<void> {
+  private async write(batch: [string, { count: number; at: number }][]): Promise<void> {
     const rows = sql.join(
       batch.map(
-        ([name, { count, at }]) => sql`(${name}, ${count}::bigint, ${at.toISOString()}::timestamptz)`,
+        ([name, { count, at }]) => sql`(${name}, ${count}::bigint, ${new Date(at).toISOString()}::timestamptz)`,
       ),
       sql`, `,
     );
