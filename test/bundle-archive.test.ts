@@ -456,7 +456,10 @@ describe('normalizeBundle', () => {
   it('prefers the exact SKILL.md and keeps a case variant as an ordinary file', () => {
     const bundle = normalizeBundle([file('SKILL.md', skillMd()), file('skill.md', 'notes')], DEFAULT_LIMITS);
     expect(bundle.files.map((f) => f.path)).toEqual(['SKILL.md', 'skill.md']);
-    expect(bundle.warnings).toEqual([]);
+    // Kept, but one file on macOS and Windows: said in a warning.
+    expect(bundle.warnings.map((w) => w.detail)).toEqual([
+      expect.stringContaining('"SKILL.md" and "skill.md"'),
+    ]);
   });
 
   it('refuses several skills in one upload', () => {
@@ -505,6 +508,21 @@ describe('normalizeBundle', () => {
     expect(error.message).toBe(
       '"a" is both a file and a folder (it would contain "a/b/c"); rename one of them',
     );
+  });
+
+  it('keeps paths that differ only by case or Unicode normalisation, with a warning naming them', () => {
+    const nfc = 'references/caf\u00e9.md';
+    const nfd = 'references/cafe\u0301.md';
+    const result = normalizeBundle(
+      [file('SKILL.md'), file('README.md'), file('readme.md'), file(nfc), file(nfd), file('other.md')],
+      DEFAULT_LIMITS,
+    );
+    expect(result.files).toHaveLength(6);
+    const warning = result.warnings.find((item) => item.detail.includes('letter case'));
+    expect(warning?.detail).toContain('"README.md" and "readme.md"');
+    expect(warning?.detail).toContain(`"${nfc}" and "${nfd}"`);
+    expect(warning?.detail).not.toContain('other.md');
+    expect(normalizeBundle([file('SKILL.md'), file('a.md')], DEFAULT_LIMITS).warnings).toEqual([]);
   });
 
   it('re-checks the file count and the total size', () => {

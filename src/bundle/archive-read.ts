@@ -371,6 +371,7 @@ export function normalizeBundle(files: BundleFile[], limits: BundleLimits): Norm
   const normalized = files.map((file) => ({ ...file, path: normalizeEntryPath(file.path) }));
   const kept = dropOsJunk(normalized, warnings);
   refuseCollisions(kept);
+  warnFoldedCollisions(kept, warnings);
   checkLimits(kept, limits);
 
   const skillMd = locateSkillMd(kept.map((file) => file.path));
@@ -417,6 +418,31 @@ function refuseCollisions(files: BundleFile[]): void {
     const folder = parentFolders(path).find((parent) => paths.has(parent));
     if (folder !== undefined) throw fileAndFolder(folder, path);
   }
+}
+
+/**
+ * Paths that differ only by letter case or Unicode normalisation (NFC/NFD: "é" typed two ways) are two
+ * files on Linux but one on macOS and Windows, where extracting the bundle would overwrite one with the
+ * other. Kept as they are, with a warning naming them.
+ */
+function warnFoldedCollisions(files: BundleFile[], warnings: BundleIssue[]): void {
+  const seen = new Map<string, string>();
+  const clashes: [string, string][] = [];
+  for (const file of files) {
+    const folded = file.path.normalize('NFC').toLowerCase();
+    const other = seen.get(folded);
+    if (other === undefined) seen.set(folded, file.path);
+    else clashes.push([other, file.path]);
+  }
+  if (clashes.length === 0) return;
+  const shown = clashes.slice(0, 5).map(([a, b]) => `"${a}" and "${b}"`);
+  const more = clashes.length > shown.length ? ` and ${clashes.length - shown.length} more pairs` : '';
+  warnings.push({
+    path: clashes[0]![1],
+    detail:
+      `${shown.join(', ')}${more} differ only by letter case or Unicode normalisation: they are one file ` +
+      'on macOS and Windows, where extracting this skill keeps only one of them; rename one of each pair',
+  });
 }
 
 function parentFolders(path: string): string[] {
