@@ -732,7 +732,8 @@ async function main(): Promise<void> {
     await stop(replica);
     await stop(service);
     await rm(scratch, { recursive: true, force: true });
-    if (!args.keep && !args.reuse) await target.drop().catch((error) => log(`could not drop the database: ${error}`));
+    if (!args.keep && !args.reuse)
+      await target.drop().catch((error) => log(`could not drop the database: ${error}`));
   }
   results.machine.loadAverageAtEnd = os.loadavg()[0]!.toFixed(2);
   process.stdout.write(report(results));

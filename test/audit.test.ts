@@ -286,6 +286,106 @@ describe('what is not audited', () => {
   });
 });
 
+describe('filters', () => {
+  it('by actor, action, skill and time, combined, each page with its own cursor', async () => {
+    const ci = await createToken('filter-ci', ['publish']);
+    const other = await createToken('filter-other', ['publish']);
+    const mine = uniqueName('filtered');
+    const theirs = uniqueName('unfiltered');
+    const startedAt = new Date(Date.now() - 1_000).toISOString();
+    for (const body of ['one\n', 'two\n', 'three\n']) {
+      expect((await publish(ctx.app, bundleOf(mine, body), { headers: bearer(ci.secret) })).statusCode).toBe(
+        201,
+      );
+    }
+    expect((await publish(ctx.app, bundleOf(theirs), { headers: bearer(other.secret) })).statusCode).toBe(
+      201,
+    );
+    expect(
+      (
+        await ctx.app.inject({
+          method: 'PUT',
+          url: `/skills/${mine}/tags/stable`,
+          headers: bearer(other.secret),
+          payload: { version: '1.0.0' },
+        })
+      ).statusCode,
+    ).toBe(200);
+
+    const bySkill = await audit(ctx.app, `skill=${mine}`);
+    expect(bySkill.map((item) => [item.action, item.version, item.actor])).toEqual([
+      ['tag', '1.0.0', 'token:filter-other'],
+      ['publish', '1.0.2', 'token:filter-ci'],
+      ['publish', '1.0.1', 'token:filter-ci'],
+      ['publish', '1.0.0', 'token:filter-ci'],
+    ]);
+    const byActor = await audit(ctx.app, 'actor=token:filter-other');
+    expect(byActor.map((item) => [item.action, item.skill])).toEqual([
+      ['tag', mine],
+      ['publish', theirs],
+    ]);
+    expect((await audit(ctx.app, `actor=token:filter-ci&action=publish&skill=${mine}`)).length).toBe(3);
+    expect(await audit(ctx.app, `actor=token:filter-ci&action=tag&skill=${mine}`)).toEqual([]);
+    const tokenChanges = await audit(ctx.app, 'action=token.create');
+    expect(tokenChanges.length).toBeGreaterThanOrEqual(2);
+    expect(tokenChanges.every((item) => item.action === 'token.create')).toBe(true);
+    expect(await audit(ctx.app, 'skill=no-such-skill-in-the-log')).toEqual([]);
+
+    // Time: since is inclusive, until exclusive.
+    const recent = await audit(ctx.app, `skill=${mine}&since=${encodeURIComponent(startedAt)}`);
+    expect(recent).toHaveLength(4);
+    const oldest = bySkill.at(-1)!;
+    expect(
+      (await audit(ctx.app, `skill=${mine}&until=${encodeURIComponent(oldest.at)}`)).map((item) => item.id),
+    ).not.toContain(oldest.id);
+    expect(
+      await audit(ctx.app, `skill=${mine}&since=2000-01-01T00:00:00%2B02:00&until=2000-01-02T00:00:00Z`),
+    ).toEqual([]);
+
+    // Paging within a filter: two pages of two, then none.
+    const first = (await ctx.app.inject({ url: `/audit?skill=${mine}&limit=2`, headers: adminAuth })).json();
+    expect(first.items.map((item: AuditItem) => item.id)).toEqual(bySkill.slice(0, 2).map((item) => item.id));
+    const second = (
+      await ctx.app.inject({
+        url: `/audit?skill=${mine}&limit=2&cursor=${first.nextCursor}`,
+        headers: adminAuth,
+      })
+    ).json();
+    expect(second.items.map((item: AuditItem) => item.id)).toEqual(bySkill.slice(2).map((item) => item.id));
+    expect(second.nextCursor).toBeNull();
+  });
+
+  it('is documented: every parameter, the page shape and the problems', async () => {
+    const doc = (await ctx.app.inject('/openapi.json')).json() as {
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            operationId: string;
+            tags: string[];
+            summary: string;
+            parameters: { name: string; in: string }[];
+            responses: Record<string, { content?: Record<string, { schema: { properties?: object } }> }>;
+          }
+        >
+      >;
+    };
+    const operation = doc.paths['/audit']?.get;
+    expect(operation?.operationId).toBe('listAudit');
+    expect(operation?.summary).toBeTruthy();
+    expect(operation?.tags).toEqual(['tokens']);
+    expect(operation?.parameters.map((parameter) => parameter.name).sort()).toEqual(
+      ['action', 'actor', 'before', 'cursor', 'limit', 'since', 'skill', 'until'].sort(),
+    );
+    const page = Object.values(operation?.responses['200']?.content ?? {})[0]?.schema;
+    expect(Object.keys(page?.properties ?? {}).sort()).toEqual(['items', 'nextCursor']);
+    for (const status of ['400', '401', '403']) {
+      expect(Object.keys(operation?.responses[status]?.content ?? {})).toEqual(['application/problem+json']);
+    }
+  });
+});
+
 describe('paging', () => {
   it('walks the whole log with `before`, newest first, every entry exactly once', async () => {
     for (let i = 0; i < 12; i += 1) await createToken(`paging-${i}`, ['read']);
@@ -307,16 +407,83 @@ describe('paging', () => {
     // Past the oldest entry: an empty page, not an error.
     expect(await audit(ctx.app, `before=${all.at(-1)!.id}`)).toEqual([]);
     expect(await audit(ctx.app, 'before=1')).toEqual([]);
-    // The default page is 100 entries.
-    expect((await audit(ctx.app, '')).length).toBe(Math.min(100, all.length));
+    // The default page is 50 entries.
+    expect((await audit(ctx.app, '')).length).toBe(Math.min(50, all.length));
+  });
+
+  it('walks the whole log with nextCursor, newest first, every entry exactly once, also while writes go on', async () => {
+    for (let i = 0; i < 7; i += 1) await createToken(`cursor-${i}`, ['read']);
+    const all = await audit(ctx.app);
+    const walked: AuditItem[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const res = await ctx.app.inject({
+        url: `/audit?limit=4${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        headers: adminAuth,
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      const page = res.json() as { items: AuditItem[]; nextCursor: string | null };
+      expect(page.items.length).toBeLessThanOrEqual(4);
+      walked.push(...page.items);
+      // A full page that is not the last has a cursor; the last page has none.
+      if (page.nextCursor) expect(page.items).toHaveLength(4);
+      cursor = page.nextCursor;
+      // New entries while walking do not shift the pages still to come.
+      if (pages === 0) await createToken('written-while-paging', ['read']);
+      pages += 1;
+    } while (cursor && pages < 1_000);
+    expect(walked).toEqual(all);
+    expect(cursor).toBeNull();
+
+    // Exactly a page's worth left: the last full page says there is nothing after it.
+    const exact = await ctx.app.inject({ url: `/audit?limit=${all.length + 1}`, headers: adminAuth });
+    expect(exact.json().items).toHaveLength(all.length + 1);
+    expect(exact.json().nextCursor).toBeNull();
   });
 
   it('refuses malformed paging parameters with 400 problems', async () => {
-    for (const query of ['limit=0', 'limit=501', 'limit=ten', 'before=0', 'before=-3', 'before=abc']) {
+    for (const query of [
+      'limit=0',
+      'limit=501',
+      'limit=ten',
+      'before=0',
+      'before=-3',
+      'before=abc',
+      'action=delete',
+      'since=yesterday',
+      'until=2025-13-01T00:00:00Z',
+      'actor=',
+    ]) {
       const res = await ctx.app.inject({ url: `/audit?${query}`, headers: adminAuth });
       expect(res.statusCode, query).toBe(400);
       expect(res.headers['content-type'], query).toMatch(/^application\/problem\+json/);
     }
+  });
+
+  it('refuses a cursor it did not issue with a 400 naming the parameter', async () => {
+    const forged = [
+      'not-a-cursor',
+      Buffer.from('{"before":"9"}').toString('base64url'),
+      Buffer.from('{"after":"x"}').toString('base64url'),
+      Buffer.from('{"before":-1}').toString('base64url'),
+      Buffer.from('[]').toString('base64url'),
+    ];
+    for (const cursor of forged) {
+      const res = await ctx.app.inject({ url: `/audit?cursor=${cursor}`, headers: adminAuth });
+      expect(res.statusCode, cursor).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.json()).toMatchObject({ status: 400, parameter: 'cursor' });
+      expect(res.json().detail).toContain('nextCursor');
+    }
+    const page = (await ctx.app.inject({ url: '/audit?limit=1', headers: adminAuth })).json();
+    expect(page.nextCursor).toEqual(expect.any(String));
+    const both = await ctx.app.inject({
+      url: `/audit?cursor=${page.nextCursor}&before=5`,
+      headers: adminAuth,
+    });
+    expect(both.statusCode).toBe(400);
+    expect(both.json().parameters).toEqual(['cursor', 'before']);
   });
 
   it('is readable by admin-scope tokens only', async () => {

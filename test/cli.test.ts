@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runCli } from '../src/cli/main.js';
 import type { Output } from '../src/cli/output.js';
 import { ADMIN_TOKEN, createTestApp, type TestApp } from './helpers/context.js';
+import { startFlakyProxy } from './helpers/flaky-proxy.js';
 import { withDatabase } from './helpers/global-setup.js';
 
 /**
@@ -506,6 +507,69 @@ describe('skillreg CLI (subprocess, live service)', () => {
     const missing = await cli(['pull', 'cli-no-such-skill', path.join(work, 'pulled/none')]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/404 .*cli-no-such-skill/);
+  });
+
+  it('waits out 429 and 503 as Retry-After asks, saying so, and publishes; SKILLREG_RETRIES=0 fails at once', async () => {
+    const proxy = await startFlakyProxy(url);
+    try {
+      const tree = path.join(work, 'retry-tree');
+      await write(
+        path.join(tree, 'skills/cli-retry/SKILL.md'),
+        skill('cli-retry', 'Retry: published after a 429.'),
+      );
+      proxy.script([{ status: 429, headers: { 'retry-after': '1' } }], (method) => method === 'POST');
+      const sync = await cli(['sync', tree], { SKILLREG_URL: proxy.url });
+      expect(sync.code, show(sync)).toBe(0);
+      // The wait shows in the progress (CI: a plain line) rather than looking like a hang.
+      expect(sync.stdout).toMatch(
+        /^\s+waiting: rate limited \(429\); retrying POST \/skills in 1\.\d s as Retry-After asks \(attempt 2 of 4\)$/m,
+      );
+      expect(row(sync.stdout, 'skills/cli-retry')?.slice(0, 3)).toEqual(['published', 'cli-retry', '1.0.0']);
+      expect(sync.stdout).toContain('1 published, 0 unchanged, 0 refused');
+      expect(
+        proxy.seen.filter((request) => request.method === 'POST').map((request) => request.outcome),
+      ).toEqual([429, 'proxied']);
+
+      // publish: the waiting line goes to stderr, the result to stdout as usual.
+      await write(
+        path.join(tree, 'skills/cli-retry/SKILL.md'),
+        skill('cli-retry', 'Retry: published after a 503.'),
+      );
+      proxy.script([{ status: 503, headers: { 'retry-after': '0' } }], (method) => method === 'POST');
+      const published = await cli(['publish', path.join(tree, 'skills/cli-retry')], {
+        SKILLREG_URL: proxy.url,
+      });
+      expect(published.code, show(published)).toBe(0);
+      expect(published.stdout).toMatch(/^created\s+cli-retry@1\.0\.1\s/m);
+      expect(published.stderr).toMatch(
+        /^skillreg: registry unavailable \(503\); retrying POST \/skills in 0\.\d s/m,
+      );
+
+      // Retrying off: the first refusal is the answer; a 429 left after the retries stops a sync.
+      proxy.script([{ status: 503, headers: { 'retry-after': '0' } }], (method) => method === 'GET');
+      const impatient = await cli(['pull', 'cli-retry', path.join(work, 'pulled/retry')], {
+        SKILLREG_URL: proxy.url,
+        SKILLREG_RETRIES: '0',
+      });
+      expect(impatient.code, show(impatient)).toBe(1);
+      expect(impatient.stderr).toMatch(/^503 /m);
+      expect(impatient.stderr).not.toContain('retrying');
+      await write(
+        path.join(tree, 'skills/cli-retry/SKILL.md'),
+        skill('cli-retry', 'Retry: refused until the retries run out.'),
+      );
+      proxy.script(
+        Array.from({ length: 2 }, () => ({ status: 429, headers: { 'retry-after': '0' } })),
+        (method) => method === 'POST',
+      );
+      const stopped = await cli(['sync', tree, '--retries', '1'], { SKILLREG_URL: proxy.url });
+      expect(stopped.code, show(stopped)).toBe(1);
+      expect(stopped.stdout).toContain('(attempt 2 of 2)');
+      expect(stopped.stderr).toMatch(/sync stopped: 429 /);
+      expect(await versionsOf('cli-retry')).toEqual(['1.0.1', '1.0.0']);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('fails with the reason when the registry cannot be reached', async () => {

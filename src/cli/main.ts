@@ -9,7 +9,13 @@ import { normalizeEntryPath } from '../bundle/paths.js';
 import { type PreparedBundle, prepareBundle } from '../bundle/prepare.js';
 import { BundleError, type BundleIssue, DEFAULT_LIMITS } from '../bundle/types.js';
 import { chooseVersion } from '../bundle/version.js';
-import { RegistryError, SkillRegistryClient, type VersionSummary } from '../client/index.js';
+import {
+  DEFAULT_RETRY,
+  RegistryError,
+  type RetryEvent,
+  SkillRegistryClient,
+  type VersionSummary,
+} from '../client/index.js';
 import { findSkillFolders, readSkillFolder } from '../services/skill-folder.js';
 import { createProgress, type Output, printTable } from './output.js';
 
@@ -30,6 +36,7 @@ class ReportedFailure extends Error {}
 interface GlobalOptions {
   url: string;
   token?: string;
+  retries: number;
 }
 
 /** True once `serve` has started listening: the process must then stay alive. */
@@ -38,13 +45,42 @@ export function isServing(): boolean {
   return serving;
 }
 
-function clientOf(command: Command): SkillRegistryClient {
+/** One line saying that a request is waiting to be retried, so a long wait does not look like a hang. */
+export function describeRetry(event: RetryEvent): string {
+  const seconds =
+    event.delayMs >= 10_000 ? Math.round(event.delayMs / 1000) : (event.delayMs / 1000).toFixed(1);
+  const why =
+    event.status === 429
+      ? 'rate limited (429)'
+      : event.status === 503
+        ? 'registry unavailable (503)'
+        : `cannot reach the registry (${event.reason})`;
+  return `${why}; retrying ${event.method} ${event.path.split('?')[0]} in ${seconds} s${event.retryAfter ? ' as Retry-After asks' : ''} (attempt ${event.attempt + 1} of ${event.attempts})`;
+}
+
+/**
+ * The client of a command. `onRetry` says where "waiting" lines go (sync puts them in its progress);
+ * by default they go to stderr, so the output of a command stays what it prints on success.
+ */
+function clientOf(
+  command: Command,
+  output: Output,
+  onRetry: (event: RetryEvent) => void = (event) => output.error(`skillreg: ${describeRetry(event)}`),
+): SkillRegistryClient {
   const options = command.optsWithGlobals<GlobalOptions>();
   return new SkillRegistryClient({
     url: options.url,
     token: options.token || undefined,
     headers: { 'user-agent': `skillreg-cli/${packageVersion()}` },
+    retry: { retries: options.retries, onRetry },
   });
+}
+
+function parseRetries(value: string): number {
+  const retries = Number(value);
+  if (!Number.isInteger(retries) || retries < 0 || retries > 10)
+    throw new InvalidArgumentError('expected a whole number from 0 to 10');
+  return retries;
 }
 
 function networkCause(error: unknown): string | undefined {
@@ -137,6 +173,15 @@ export function buildCli(output: Output): Command {
         'SKILLREG_TOKEN',
       ),
     )
+    .addOption(
+      new Option(
+        '--retries <n>',
+        'retries of a request the registry refuses for now (429, 503) or that cannot connect; 0 disables',
+      )
+        .env('SKILLREG_RETRIES')
+        .argParser(parseRetries)
+        .default(DEFAULT_RETRY.retries),
+    )
     .showHelpAfterError('(run with --help for usage)')
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
     .configureOutput({ writeOut: (text) => output.raw(text), writeErr: (text) => output.rawError(text) })
@@ -146,9 +191,11 @@ export function buildCli(output: Output): Command {
       [
         '',
         'Environment:',
-        '  SKILLREG_URL    registry base URL (same as --url)',
-        '  SKILLREG_TOKEN  bearer token (same as --token)',
-        '  CI              when set, progress is printed as plain lines instead of a bar',
+        '  SKILLREG_URL      registry base URL (same as --url)',
+        '  SKILLREG_TOKEN    bearer token (same as --token)',
+        '  SKILLREG_RETRIES  retries after 429, 503 or a failed connection (same as --retries; default 3);',
+        '                    each wait follows Retry-After, at most 60 s in all per request',
+        '  CI                when set, progress is printed as plain lines instead of a bar',
         examples(
           'skillreg validate .',
           'SKILLREG_TOKEN=... skillreg sync . --dry-run',
@@ -246,7 +293,7 @@ export function buildCli(output: Output): Command {
       )}`,
     )
     .action(async (dir: string, options: { version?: string; tag?: string }, command: Command) => {
-      const client = clientOf(command);
+      const client = clientOf(command, output);
       const prepared = await prepareFolder(await skillFolderOf(dir));
       const bytes = await writeTarGz(prepared.files);
       const result = await client.publish(
@@ -278,7 +325,6 @@ export function buildCli(output: Output): Command {
       ].join('\n'),
     )
     .action(async (root: string, options: { dryRun?: boolean; tag?: string }, command: Command) => {
-      const client = clientOf(command);
       const { url } = command.optsWithGlobals<GlobalOptions>();
       const folders = await findSkillFolders(root);
       if (folders.length === 0) {
@@ -288,6 +334,8 @@ export function buildCli(output: Output): Command {
       const headers = ['status', 'name', 'version', 'folder', 'reason'];
       const rows: string[][] = [];
       const progress = createProgress(output, folders.length);
+      // A wait before a retry shows in the progress (a line in CI, the bar's label on a terminal).
+      const client = clientOf(command, output, (event) => progress.note(`waiting: ${describeRetry(event)}`));
       let warnings = 0;
       for (const folder of folders) {
         const label = path.relative(root, folder) || '.';
@@ -306,8 +354,9 @@ export function buildCli(output: Output): Command {
           rows.push([result.created ? 'published' : 'unchanged', result.name, result.version, label, '']);
         } catch (error) {
           rows.push(['refused', prepared?.skill.name ?? '-', '-', label, reasonOf(error)]);
+          // 429 and 503 get here only once the retries are spent: the next skills would wait as long.
           const fatal =
-            (error instanceof RegistryError && (error.status === 401 || error.status === 403)) ||
+            (error instanceof RegistryError && [401, 403, 429, 503].includes(error.status)) ||
             networkCause(error) !== undefined;
           if (fatal) {
             // Every other skill would fail the same way: stop and say why.
@@ -353,7 +402,7 @@ export function buildCli(output: Output): Command {
         options: { version?: string; tag?: string; force?: boolean },
         command: Command,
       ) => {
-        const client = clientOf(command);
+        const client = clientOf(command, output);
         const target = path.resolve(dir ?? name);
         const existing = await stat(target).catch(() => undefined);
         if (existing && !options.force) {
@@ -443,7 +492,7 @@ export function buildCli(output: Output): Command {
         },
         command: Command,
       ) => {
-        const created = await clientOf(command).createToken({
+        const created = await clientOf(command, output).createToken({
           name: options.name,
           scopes: options.scope,
           expiresInDays: options.expiresInDays,
@@ -463,7 +512,7 @@ export function buildCli(output: Output): Command {
     .option('--json', 'print the list as JSON')
     .addHelpText('after', examples('skillreg token list', 'skillreg token list --json'))
     .action(async (options: { json?: boolean }, command: Command) => {
-      const tokens = await clientOf(command).listTokens();
+      const tokens = await clientOf(command, output).listTokens();
       if (options.json) {
         output.info(JSON.stringify(tokens, null, 2));
         return;
@@ -488,7 +537,7 @@ export function buildCli(output: Output): Command {
     .argument('<id>', 'token id, from token list')
     .addHelpText('after', examples('skillreg token revoke 0b5c2f9e-6a1d-4c3b-9f7e-2d8a1c4e5f60'))
     .action(async (id: string, _options: unknown, command: Command) => {
-      await clientOf(command).revokeToken(id);
+      await clientOf(command, output).revokeToken(id);
       output.info(`revoked token ${id}`);
     });
 

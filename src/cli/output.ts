@@ -22,6 +22,8 @@ export function consoleOutput(): Output {
 
 export interface Progress {
   update(label: string): void;
+  /** Something the current item is waiting for (e.g. a retry after 429), shown without advancing. */
+  note(text: string): void;
   stop(): void;
 }
 
@@ -33,6 +35,9 @@ export function createProgress(output: Output, total: number): Progress {
       update(label) {
         done += 1;
         output.info(`[${done}/${total}] ${label}`);
+      },
+      note(text) {
+        output.info(`      ${text}`);
       },
       stop() {},
     };
@@ -47,9 +52,14 @@ export function createProgress(output: Output, total: number): Progress {
     cliProgress.Presets.shades_classic,
   );
   bar.start(total, 0, { label: '' });
+  let current = '';
   return {
     update(label) {
+      current = label;
       bar.increment(1, { label });
+    },
+    note(text) {
+      bar.update({ label: `${current} (${text})` });
     },
     stop() {
       bar.stop();

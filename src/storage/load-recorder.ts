@@ -61,7 +61,8 @@ export class LoadRecorder {
   private async write(batch: [string, { count: number; at: number }][]): Promise<void> {
     const rows = sql.join(
       batch.map(
-        ([name, { count, at }]) => sql`(${name}, ${count}::bigint, ${new Date(at).toISOString()}::timestamptz)`,
+        ([name, { count, at }]) =>
+          sql`(${name}, ${count}::bigint, ${new Date(at).toISOString()}::timestamptz)`,
       ),
       sql`, `,
     );

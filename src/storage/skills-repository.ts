@@ -22,6 +22,17 @@ export const LATEST = 'latest';
 
 export type ArchiveFormat = 'tar.gz' | 'zip';
 
+/**
+ * The archive every publish builds and stores with the version, in the same transaction: the format
+ * the discovery index points at (src/http/routes/well-known.ts), so the index never builds archives
+ * except for versions published before archives were built at publish time. tar.gz bundles stay lazy.
+ */
+export const PUBLISH_ARCHIVE_FORMAT: ArchiveFormat = 'zip';
+
+/** Stragglers built per batch: at most this many versions, and this many bytes of files loaded at once. */
+const ARCHIVE_BATCH_VERSIONS = 100;
+const ARCHIVE_BATCH_BYTES = 16 * 1024 * 1024;
+
 /** How a read names the version it wants: an exact version, a dist-tag, or neither (latest). */
 export interface VersionSelector {
   version?: string;
@@ -86,20 +97,32 @@ export interface AgentCatalogueQuery {
   tag?: string;
   q?: string;
   names?: readonly string[];
-  limit?: number;
+  /** false: descriptions are not read (empty strings); GET /tools needs the names only. */
+  descriptions?: boolean;
 }
 
-/** A current version as agent-facing renderings (prompt fragment, tools, MCP) need it. */
+/** A row of agentCatalogue's statement, as the driver returns it. */
+interface AgentCatalogueRow {
+  name: string;
+  description: string;
+  version: string;
+  digest: string;
+  flag: string | null;
+  tokens_body: number;
+  last_loaded_at: Date | string | null;
+}
+
+/** A current version as agent-facing renderings (prompt fragment, tools) need it. */
 export interface AgentCatalogueEntry {
   name: string;
   description: string;
   version: string;
   digest: string;
-  frontmatter: Record<string, unknown>;
-  tokens: { description: number; body: number };
+  /** The frontmatter's `disable-model-invocation` as text (true reads "true"); null when absent. */
+  disableModelInvocation: string | null;
+  tokens: { body: number };
   /** Last recorded layer-2 load of the skill (any version); null when never loaded. */
   lastLoadedAt: Date | null;
-  loadCount: number;
 }
 
 export interface VersionSummary {
@@ -116,6 +139,8 @@ export interface CurrentArchive {
   name: string;
   description: string;
   version: string;
+  /** Bytes of the version's files, uncompressed: what building its archive holds in memory. */
+  totalSize: number;
   /** Hex sha256 of the stored archive; null until the archive is first built. */
   archiveSha256: string | null;
 }
@@ -244,7 +269,10 @@ export class SkillsRepository {
         );
       }
 
-      const versionId = await insertVersion(tx, skillId, choice.version, input);
+      // Compression runs on libuv's thread pool while the version row is inserted.
+      const archive = buildArchive(input.files, PUBLISH_ARCHIVE_FORMAT);
+      archive.catch(() => {}); // awaited in insertVersion; never an unhandled rejection meanwhile
+      const versionId = await insertVersion(tx, skillId, choice.version, input, archive);
       await refreshLatest(tx, skillId);
       if (input.tag) await this.pointTag(tx, skillId, skill.name, input.tag, choice.version, input.actor);
       await recordAudit(tx, {
@@ -362,47 +390,42 @@ export class SkillsRepository {
 
   /**
    * Every current catalogue entry under a dist-tag (default latest), with what agent-facing renderings
-   * need: frontmatter, token counts and when the skill was last loaded. Not paged: GET /prompt, GET /tools
-   * and MCP list the whole selection. `names` narrows to those skills, `q` searches like catalogue();
-   * results are by name, or most relevant first with `q`.
+   * need: the model-invocation flag, body tokens and when the skill was last loaded. Not paged and not
+   * capped: GET /prompt and GET /tools list or name the whole selection, so the columns are few (one
+   * frontmatter key, not the frontmatter; no description with `descriptions: false`). `names` narrows
+   * to those skills, `q` searches like catalogue(); results are by name, or most relevant first with `q`.
    */
   async agentCatalogue(query: AgentCatalogueQuery = {}): Promise<AgentCatalogueEntry[]> {
     const tag = query.tag ?? LATEST;
     const q = query.q?.trim() || undefined;
     if (query.names !== undefined && query.names.length === 0) return [];
-    const rows = await this.db
-      .select({
-        name: skills.name,
-        description: skillVersions.description,
-        version: skillVersions.version,
-        digest: skillVersions.digest,
-        frontmatter: skillVersions.frontmatter,
-        tokensDescription: skillVersions.tokensDescription,
-        tokensBody: skillVersions.tokensBody,
-        lastLoadedAt: skills.lastLoadedAt,
-        loadCount: skills.loadCount,
-      })
-      .from(distTags)
-      .innerJoin(skills, eq(skills.id, distTags.skillId))
-      .innerJoin(skillVersions, eq(skillVersions.id, distTags.versionId))
-      .where(
-        and(
-          eq(distTags.tag, tag),
-          query.names ? inArray(skills.name, [...query.names]) : undefined,
-          q ? searchMatches(q) : undefined,
-        ),
-      )
-      .orderBy(...(q ? [sql`${searchRank(q)} desc`, skills.name] : [skills.name]))
-      .limit(query.limit ?? 10_000);
+    const where = and(
+      eq(distTags.tag, tag),
+      query.names ? inArray(skills.name, [...query.names]) : undefined,
+      q ? searchMatches(q) : undefined,
+    );
+    // A plain statement rather than a select: drizzle maps rows all at once, which at 100,000 rows
+    // holds the event loop several times longer than the driver's own parsing.
+    const result = await this.db.execute(sql`
+      select ${skills.name} as name,
+        ${query.descriptions === false ? sql`''` : skillVersions.description} as description,
+        ${skillVersions.version} as version, ${skillVersions.digest} as digest,
+        ${skillVersions.frontmatter} ->> 'disable-model-invocation' as flag,
+        ${skillVersions.tokensBody} as tokens_body, ${skills.lastLoadedAt} as last_loaded_at
+      from ${distTags}
+      inner join ${skills} on ${skills.id} = ${distTags.skillId}
+      inner join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId}
+      where ${where}
+      order by ${q ? sql`${searchRank(q)} desc, ${skills.name}` : skills.name}`);
+    const rows = (result as unknown as { rows: AgentCatalogueRow[] }).rows;
     return rows.map((row) => ({
       name: row.name,
       description: row.description,
       version: row.version,
       digest: row.digest,
-      frontmatter: row.frontmatter,
-      tokens: { description: row.tokensDescription, body: row.tokensBody },
-      lastLoadedAt: row.lastLoadedAt === null ? null : new Date(row.lastLoadedAt),
-      loadCount: row.loadCount,
+      disableModelInvocation: row.flag,
+      tokens: { body: Number(row.tokens_body) },
+      lastLoadedAt: row.last_loaded_at === null ? null : new Date(row.last_loaded_at),
     }));
   }
 
@@ -466,9 +489,7 @@ export class SkillsRepository {
   ): Promise<{ bytes: Uint8Array; sha256: string }> {
     const stored = await this.storedArchive(version.id, format);
     if (stored) return stored;
-    const files = await this.bundleFiles(version.id);
-    const bytes = format === 'zip' ? await writeZip(files) : await writeTarGz(files);
-    const digest = fileDigest(bytes);
+    const { bytes, sha256: digest } = await buildArchive(await this.bundleFiles(version.id), format);
     await this.db.transaction(async (tx) => {
       await tx.insert(blobs).values({ digest, size: bytes.byteLength, content: bytes }).onConflictDoNothing();
       await tx
@@ -477,6 +498,67 @@ export class SkillsRepository {
         .onConflictDoNothing();
     });
     return (await this.storedArchive(version.id, format)) ?? { bytes, sha256: digest };
+  }
+
+  /**
+   * Builds and stores the missing archives of many versions (the stragglers published before publishes
+   * built them) and answers the sha256 of each version's stored archive. Works in bounded batches (at
+   * most ARCHIVE_BATCH_VERSIONS versions and about ARCHIVE_BATCH_BYTES of files in memory): one query
+   * loads a batch's files, one transaction stores its archives, and the event loop gets a turn between
+   * batches, so thousands of stragglers never hold more than one connection or a batch of memory.
+   * Versions whose archive exists by then (another request or replica built it) are not built again.
+   */
+  async buildArchives(
+    versions: readonly Pick<CurrentArchive, 'versionId' | 'totalSize'>[],
+    format: ArchiveFormat,
+  ): Promise<Map<string, string>> {
+    const digests = new Map<string, string>();
+    for (const batch of archiveBatches(versions)) {
+      const ids = batch.map((entry) => entry.versionId);
+      const existing = await this.storedArchiveDigests(ids, format);
+      for (const [id, sha256] of existing) digests.set(id, sha256);
+      const todo = ids.filter((id) => !existing.has(id));
+      if (todo.length > 0) {
+        const rows = await this.db
+          .select({
+            versionId: versionFiles.versionId,
+            path: versionFiles.path,
+            mode: versionFiles.mode,
+            content: blobs.content,
+          })
+          .from(versionFiles)
+          .innerJoin(blobs, eq(blobs.digest, versionFiles.blobDigest))
+          .where(inArray(versionFiles.versionId, todo));
+        const filesOf = new Map<string, BundleFile[]>(todo.map((id) => [id, []]));
+        for (const row of rows)
+          filesOf.get(row.versionId)?.push({ path: row.path, bytes: row.content, mode: row.mode });
+        const built = await Promise.all(
+          todo.map(async (versionId) => ({
+            versionId,
+            ...(await buildArchive(filesOf.get(versionId)!, format)),
+          })),
+        );
+        await this.db.transaction(async (tx) => {
+          await storeArchives(tx, built, format);
+        });
+        // What is stored wins: a concurrent builder may have stored its archive first.
+        for (const [id, sha256] of await this.storedArchiveDigests(todo, format)) digests.set(id, sha256);
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return digests;
+  }
+
+  private async storedArchiveDigests(
+    versionIds: string[],
+    format: ArchiveFormat,
+  ): Promise<Map<string, string>> {
+    if (versionIds.length === 0) return new Map();
+    const rows = await this.db
+      .select({ versionId: versionArchives.versionId, digest: versionArchives.blobDigest })
+      .from(versionArchives)
+      .where(and(inArray(versionArchives.versionId, versionIds), eq(versionArchives.format, format)));
+    return new Map(rows.map((row) => [row.versionId, row.digest]));
   }
 
   /**
@@ -491,6 +573,7 @@ export class SkillsRepository {
         name: skills.name,
         description: skillVersions.description,
         version: skillVersions.version,
+        totalSize: skillVersions.totalSize,
         archiveSha256: versionArchives.blobDigest,
       })
       .from(distTags)
@@ -739,10 +822,16 @@ function findIdenticalVersion(
   return pool.find((row) => row.version === newest);
 }
 
-async function insertVersion(tx: Db, skillId: string, version: string, input: PublishInput): Promise<string> {
+async function insertVersion(
+  tx: Db,
+  skillId: string,
+  version: string,
+  input: PublishInput,
+  archive: Promise<BuiltArchive>,
+): Promise<string> {
   const { skill, files, digest } = input;
   const skillMd = files.find((file) => file.path === 'SKILL.md');
-  const fileDigests = files.map((file) => ({ file, digest: fileDigest(file.bytes) }));
+  const fileDigests = files.map((file) => ({ bytes: file.bytes, digest: fileDigest(file.bytes) }));
   const [row] = await tx
     .insert(skillVersions)
     .values({
@@ -763,24 +852,81 @@ async function insertVersion(tx: Db, skillId: string, version: string, input: Pu
     })
     .returning({ id: skillVersions.id });
   const versionId = row!.id;
-  await storeBlobs(tx, fileDigests);
-  if (fileDigests.length > 0) {
+  // The archive is stored like any file content (one blob statement for both), then linked.
+  const built = await archive;
+  await storeBlobs(tx, [...fileDigests, { bytes: built.bytes, digest: built.sha256 }]);
+  if (files.length > 0) {
     await tx.insert(versionFiles).values(
-      fileDigests.map(({ file, digest: blobDigest }) => ({
+      files.map((file, index) => ({
         versionId,
         path: file.path,
-        blobDigest,
+        blobDigest: fileDigests[index]!.digest,
         size: file.bytes.byteLength,
         mode: file.mode,
       })),
     );
   }
+  await tx
+    .insert(versionArchives)
+    .values({ versionId, format: built.format, blobDigest: built.sha256 })
+    .onConflictDoNothing();
   return versionId;
 }
 
+interface BuiltArchive {
+  format: ArchiveFormat;
+  bytes: Uint8Array;
+  /** Hex sha256 of the bytes: the blob digest, and what the discovery index lists. */
+  sha256: string;
+}
+
+/** The deterministic archive of a version's files (the same bytes whether built at publish or later). */
+async function buildArchive(files: readonly BundleFile[], format: ArchiveFormat): Promise<BuiltArchive> {
+  const bytes = format === 'zip' ? await writeZip(files) : await writeTarGz(files);
+  return { format, bytes, sha256: fileDigest(bytes) };
+}
+
+/** Stores built archives and links them to their versions; an archive already stored stays. */
+async function storeArchives(
+  tx: Db,
+  built: readonly (BuiltArchive & { versionId: string })[],
+  format: ArchiveFormat,
+): Promise<void> {
+  if (built.length === 0) return;
+  await storeBlobs(
+    tx,
+    built.map((archive) => ({ bytes: archive.bytes, digest: archive.sha256 })),
+  );
+  await tx
+    .insert(versionArchives)
+    .values(built.map((archive) => ({ versionId: archive.versionId, format, blobDigest: archive.sha256 })))
+    .onConflictDoNothing();
+}
+
+/** Splits versions into batches of at most ARCHIVE_BATCH_VERSIONS and about ARCHIVE_BATCH_BYTES. */
+function archiveBatches<T extends { totalSize: number }>(versions: readonly T[]): T[][] {
+  const batches: T[][] = [];
+  let current: T[] = [];
+  let bytes = 0;
+  for (const version of versions) {
+    if (
+      current.length > 0 &&
+      (current.length >= ARCHIVE_BATCH_VERSIONS || bytes + version.totalSize > ARCHIVE_BATCH_BYTES)
+    ) {
+      batches.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(version);
+    bytes += version.totalSize;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
+}
+
 /** Inserts the contents not stored yet; a file shared by many versions is stored once. */
-async function storeBlobs(tx: Db, fileDigests: { file: BundleFile; digest: string }[]): Promise<void> {
-  const unique = new Map(fileDigests.map((entry) => [entry.digest, entry.file.bytes]));
+async function storeBlobs(tx: Db, fileDigests: { bytes: Uint8Array; digest: string }[]): Promise<void> {
+  const unique = new Map(fileDigests.map((entry) => [entry.digest, entry.bytes]));
   if (unique.size === 0) return;
   const present = await tx
     .select({ digest: blobs.digest })

@@ -4,9 +4,9 @@ import { ReadCache } from '../../cache/read-cache.js';
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/client.js';
 import { LoadRecorder } from '../../storage/load-recorder.js';
-import { RESPONSE_CACHE_SHARE } from '../response-cache.js';
 import { SkillsRepository } from '../../storage/skills-repository.js';
 import { TokensRepository } from '../../storage/tokens-repository.js';
+import { RESPONSE_CACHE_SHARE } from '../response-cache.js';
 
 export interface Repositories {
   skills: SkillsRepository;
