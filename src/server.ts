@@ -1,7 +1,9 @@
 import v8 from 'node:v8';
+import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { isEntryPoint } from './entry-point.js';
+import { PUBLISH_ARCHIVE_FORMAT } from './storage/skills-repository.js';
 
 /**
  * V8 grows the heap by a factor of up to 4 between full collections when it judges collection costly,
@@ -62,6 +64,28 @@ export async function startServer(env: Record<string, string | undefined> = proc
     { database: config.databaseUrl ? 'postgres' : `pglite:${config.dataDir}`, docs: '/docs' },
     'skill-registry ready',
   );
+  void backfillArchives(app);
+}
+
+/**
+ * Versions stored before archives were built at publish (an upgraded registry, a bulk import) get
+ * theirs in the background once the service is up, in the same bounded batches the discovery index
+ * uses, so the first index request does not wait for them. Another replica doing the same at the same
+ * time costs duplicate work, never a wrong archive (they are deterministic and stored once).
+ */
+export async function backfillArchives(app: FastifyInstance): Promise<void> {
+  try {
+    const { skills } = app.repositories;
+    const missing = (await skills.currentArchives(PUBLISH_ARCHIVE_FORMAT)).filter(
+      (entry) => entry.archiveSha256 === null,
+    );
+    if (missing.length === 0) return;
+    const started = Date.now();
+    await skills.buildArchives(missing, PUBLISH_ARCHIVE_FORMAT);
+    app.log.info({ built: missing.length, ms: Date.now() - started }, 'built the archives of older versions');
+  } catch (error) {
+    app.log.warn({ err: error }, 'could not build the archives of older versions; the index builds them');
+  }
 }
 
 const isMain = isEntryPoint(import.meta.url);

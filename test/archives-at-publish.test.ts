@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { seedSkills } from '../bench/seed.js';
 import { writeZip } from '../src/bundle/archive-write.js';
 import { blobs, skillVersions, versionArchives } from '../src/db/schema.js';
+import { backfillArchives } from '../src/server.js';
 import { PUBLISH_ARCHIVE_FORMAT } from '../src/storage/skills-repository.js';
 import { files, publish, skillMd, uniqueName } from './helpers/bundles.js';
 import { createTestApp, type TestApp } from './helpers/context.js';
@@ -202,6 +203,34 @@ describe('versions stored without archives (before this, or bulk-loaded)', () =>
       expect(again).not.toHaveBeenCalled();
     } finally {
       again.mockRestore();
+    }
+  });
+});
+
+describe('backfillArchives (run by startServer once the service listens)', () => {
+  it('builds the archives of versions stored without one, so the index has none left to build', async () => {
+    const other = await createTestApp();
+    try {
+      await seedSkills(other.database, { count: 30, start: 950_000, batch: 30, bodyBytes: 800 });
+      const repository = other.app.repositories.skills;
+      const missing = async () =>
+        (await repository.currentArchives('zip')).filter((entry) => entry.archiveSha256 === null).length;
+      expect(await missing()).toBe(30);
+      await backfillArchives(other.app);
+      expect(await missing()).toBe(0);
+      const build = vi.spyOn(repository, 'buildArchives');
+      try {
+        const res = await other.app.inject(INDEX);
+        expect(res.statusCode).toBe(200);
+        expect((res.json() as { skills: IndexEntry[] }).skills).toHaveLength(30);
+        expect(build).not.toHaveBeenCalled();
+      } finally {
+        build.mockRestore();
+      }
+      // Nothing to do is cheap and says nothing.
+      await backfillArchives(other.app);
+    } finally {
+      await other.close();
     }
   });
 });
