@@ -161,7 +161,13 @@ export const auditLog = pgTable(
     version: text('version'),
     detail: jsonb('detail').notNull().$type<Record<string, unknown>>().default({}),
   },
-  (table) => [index('audit_log_at_idx').on(table.at)],
+  // GET /audit pages newest first (by id) and filters by skill or actor: one index per filter keeps a
+  // filtered page from scanning the whole log.
+  (table) => [
+    index('audit_log_at_idx').on(table.at),
+    index('audit_log_skill_id_idx').on(table.skill, table.id),
+    index('audit_log_actor_id_idx').on(table.actor, table.id),
+  ],
 );
 
 /**
