@@ -444,29 +444,28 @@ describe('buildPrompt', () => {
     name,
     description,
     version: '1.0.0',
-    frontmatter: {},
-    tokens: { description: 0, body: 10 },
+    tokens: { body: 10 },
     lastLoadedAt,
   });
 
-  it('shortens the omitted line when even the names do not fit', () => {
+  it('shortens the omitted line when even the names do not fit', async () => {
     const many = Array.from({ length: 60 }, (_, i) => skill(`skill-number-${i}`, `Description ${i}.`));
     const base = { style: 'xml' as const, baseUrl: 'https://r.example' };
-    const empty = buildPrompt([], base);
+    const empty = await buildPrompt([], base);
     const budget = empty.tokens + 60;
-    const result = buildPrompt(many, { ...base, budget });
+    const result = await buildPrompt(many, { ...base, budget });
     expect(result.tokens).toBeLessThanOrEqual(budget);
     expect(result.included).toEqual([]);
     expect(result.omitted).toHaveLength(60);
     expect(result.prompt).toMatch(/and \d+ more\.\n$/);
   });
 
-  it('is deterministic for ties: same load time, same length, by name', () => {
+  it('is deterministic for ties: same load time, same length, by name', async () => {
     const at = new Date('2026-01-01T00:00:00Z');
     const skills = [skill('b-skill', 'Same.', at), skill('a-skill', 'Same.', at)];
     const base = { style: 'xml' as const, baseUrl: 'https://r.example' };
-    const full = buildPrompt(skills, base);
-    const result = buildPrompt(skills, { ...base, budget: full.tokens - 1 });
+    const full = await buildPrompt(skills, base);
+    const result = await buildPrompt(skills, { ...base, budget: full.tokens - 1 });
     expect(result.omitted.map((entry) => entry.name)).toEqual(['a-skill']);
   });
 });

@@ -1,3 +1,4 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { AppError } from '../errors.js';
 import { countTokens } from './token-count.js';
 import { LOAD_SKILL_TOOL, READ_SKILL_FILE_TOOL } from './tools.js';
@@ -14,10 +15,20 @@ export interface PromptSkill {
   name: string;
   description: string;
   version: string;
-  frontmatter: Record<string, unknown>;
-  tokens: { description: number; body: number };
+  /**
+   * The version's digest. With the name (and the layout) it fixes the skill's entry, so the entry's
+   * token count is remembered across renderings; without it the entry is counted on every rendering.
+   */
+  digest?: string;
+  tokens: { body: number };
   /** Last layer-2 load; null when never loaded. Budgets drop the least recently loaded first. */
   lastLoadedAt: Date | null;
+}
+
+/** A current catalogue entry as the selection reads it. */
+export interface AgentSkill extends PromptSkill {
+  /** The frontmatter's `disable-model-invocation` as text (YAML true reads "true"); null when absent. */
+  disableModelInvocation: string | null;
 }
 
 export type OmissionReason = 'budget' | 'not-found' | 'model-invocation-disabled';
@@ -36,14 +47,22 @@ export interface SkillSelection {
   q?: string;
 }
 
-/** Anything that lists the current catalogue with what the fragment needs (SkillsRepository does). */
+export interface AgentCatalogueQuery extends SkillSelection {
+  /** false: descriptions are left out (empty), for callers that need the names only. */
+  descriptions?: boolean;
+}
+
+/**
+ * Anything that lists the current catalogue with what the fragment needs (SkillsRepository does):
+ * every skill of the selection, however many, in the catalogue's order.
+ */
 export interface AgentCatalogueSource {
-  agentCatalogue(query: SkillSelection): Promise<PromptSkill[]>;
+  agentCatalogue(query: AgentCatalogueQuery): Promise<AgentSkill[]>;
 }
 
 export interface SelectedSkills {
   /** Skills a model may invoke, in catalogue order. */
-  skills: PromptSkill[];
+  skills: AgentSkill[];
   /** Skills named or matched that cannot be listed, with the reason. */
   omitted: OmittedSkill[];
 }
@@ -53,25 +72,36 @@ export interface SelectedSkills {
  * never offered to a model. YAML written as a quoted "true" counts too.
  */
 export function isModelInvocable(frontmatter: Record<string, unknown>): boolean {
-  const flag = frontmatter['disable-model-invocation'];
-  return !(flag === true || (typeof flag === 'string' && flag.trim().toLowerCase() === 'true'));
+  return !disablesModelInvocation(frontmatter['disable-model-invocation']);
+}
+
+function disablesModelInvocation(flag: unknown): boolean {
+  return flag === true || (typeof flag === 'string' && flag.trim().toLowerCase() === 'true');
 }
 
 /**
- * The selection shared by GET /prompt, GET /tools and the MCP server: current versions under the tag,
- * filtered by names and q, minus skills a model must not invoke.
+ * The selection shared by GET /prompt and GET /tools: current versions under the tag, filtered by
+ * names and q, minus skills a model must not invoke. `descriptions: false` when only names are needed.
  */
 export async function selectAgentSkills(
   source: AgentCatalogueSource,
   selection: SkillSelection,
+  options: { descriptions?: boolean } = {},
 ): Promise<SelectedSkills> {
   const names = selection.names && selection.names.length > 0 ? [...new Set(selection.names)] : undefined;
-  const entries = await source.agentCatalogue({ ...selection, names });
-  const skills: PromptSkill[] = [];
+  const entries = await source.agentCatalogue({
+    ...selection,
+    names,
+    ...(options.descriptions === false ? { descriptions: false } : {}),
+  });
+  const skills: AgentSkill[] = [];
   const omitted: OmittedSkill[] = [];
   for (const entry of entries) {
-    if (isModelInvocable(entry.frontmatter)) skills.push(entry);
-    else omitted.push({ name: entry.name, reason: 'model-invocation-disabled' });
+    if (disablesModelInvocation(entry.disableModelInvocation)) {
+      omitted.push({ name: entry.name, reason: 'model-invocation-disabled' });
+    } else {
+      skills.push(entry);
+    }
   }
   if (names) {
     const found = new Set(entries.map((entry) => entry.name));
@@ -122,19 +152,35 @@ function omittedLine(names: readonly string[], listed = names.length): string {
   if (names.length === 0) return '';
   const shown = names.slice(0, listed);
   const rest = names.length - shown.length;
-  if (shown.length === 0) {
-    return `${rest} more skill${rest === 1 ? ' is' : 's are'} available but not described here, to save space.\n`;
-  }
+  if (shown.length === 0) return unlistedLine(rest);
   return `Also available but not described here, to save space (load them by name): ${shown.join(', ')}${rest > 0 ? ` and ${rest} more` : ''}.\n`;
 }
 
-function assemble(entries: readonly string[], omitted: string, options: PromptOptions): string {
+function unlistedLine(count: number): string {
+  return `${count} more skill${count === 1 ? ' is' : 's are'} available but not described here, to save space.\n`;
+}
+
+/** The fragment, in parts (see PromptResult.parts): `entries` are the entries, joined or not. */
+function assemble(entries: readonly string[], omitted: string, options: PromptOptions): string[] {
   const head = `${instructions(options.style)}\n\n`;
   if (options.style === 'markdown') {
-    const list = entries.length > 0 ? `${entries.join('')}` : '(no skills are available)\n';
-    return `## Available skills\n\n${head}${list}${omitted ? `\n${omitted}` : ''}`;
+    const list = entries.length > 0 ? [...entries] : [EMPTY_MARKDOWN];
+    if (!omitted) return [`## Available skills\n\n${head}`, ...list];
+    // The blank line before the omitted line goes with the list: `)\n\n` is one pre-token.
+    list[list.length - 1] += '\n';
+    return [`## Available skills\n\n${head}`, ...list, omitted];
   }
-  return `${head}<available_skills>\n${entries.join('')}</available_skills>\n${omitted}`;
+  return [`${head}<available_skills>\n`, ...entries, `</available_skills>\n${omitted}`];
+}
+
+/**
+ * The parts as one string without copying them (V8 keeps a concatenation as a rope until something
+ * needs it flat), so a caller that only converts the parts never copies the whole fragment at once.
+ */
+function concatenate(parts: readonly string[]): string {
+  let text = '';
+  for (const part of parts) text += part;
+  return text;
 }
 
 export interface IncludedSkill {
@@ -146,6 +192,11 @@ export interface IncludedSkill {
 
 export interface PromptResult {
   prompt: string;
+  /**
+   * `prompt` in consecutive parts (the instructions, a thousand entries at a time, the closing lines),
+   * for callers that convert a long fragment a part at a time.
+   */
+  parts: string[];
   tokens: number;
   included: IncludedSkill[];
   /** Skills dropped to fit the budget (the fragment names them), in the order they were dropped. */
@@ -163,17 +214,251 @@ export class PromptBudgetError extends AppError {
   }
 }
 
+// ---------------------------------------------------------------------------------------------------
+// Token counts without tokenizing the catalogue on every rendering
+//
+// o200k never merges across the points token-count.ts's isCleanCut describes, nor between the letters
+// or digits that end a word and the `/`, `,` or `.` that follows (a pre-token of letters or digits
+// takes no punctuation after it but an apostrophe). The fragment is therefore cut into parts at such
+// points, and its count is the sum of theirs: the instructions, each entry, the closing lines. An entry is cut further, so the parts
+// that depend on the skill (name, description) are counted once per version and remembered, and the
+// parts that depend on the request (base URL, tag) once per rendering:
+//   xml       `<skill>\n` | `<name>N</name>\n` | `<description>D</description>\n` |
+//             `<location>BASE/skills` | `/N` | `/content?tag=T</location>\n` | `</skill>\n`
+//   markdown  `- **N**:` | ` D` | ` (location: BASE/skills` | `/N` | `/content?tag=T)\n`
+// That holds for the names the registry accepts (a-z, 0-9, inner hyphens); any other entry is counted
+// whole. The omitted line is `Also available ... (load them by name):` | ` N1` | `,` | ` N2` ... | `.\n`
+// (or ` and R more.\n`). Markdown puts a blank line between the last entry and that line, and `)\n\n`
+// is one pre-token: the last entry is counted with it. test/prompt-tokens.test.ts checks the sums
+// against whole counts over a corpus of real skills.
+
+/** Names whose entries split as above: what the registry accepts as a skill name. */
+const PLAIN_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+/** A markdown entry's description part is ` D`: with a blank description there is no such part. */
+const NOT_BLANK = /\S/;
+
+/** The counts of one skill's own parts, for the version with `digest`; -1 until first needed. */
+interface SkillCounts {
+  digest: string;
+  xml: number;
+  markdown: number;
+  /** ` name` in the omitted line. */
+  listed: number;
+}
+
+/**
+ * Counts of skill parts by skill name, for the version last seen. At most MEMO_LIMIT skills are kept
+ * (about 250 bytes each: 24 MB at 100,000); beyond that the earliest remembered go first. A publish
+ * changes one skill's digest, so the next rendering counts that skill's parts again and nothing else.
+ */
+const MEMO_LIMIT = 200_000;
+const memo = new Map<string, SkillCounts>();
+
+/** Forgets every remembered count (benchmarks measure cold renderings with it). */
+export function clearEntryTokenMemo(): void {
+  memo.clear();
+}
+
+function countsOf(name: string, digest: string): SkillCounts {
+  const known = memo.get(name);
+  if (known !== undefined && known.digest === digest) return known;
+  if (known !== undefined) memo.delete(name);
+  const counts: SkillCounts = { digest, xml: -1, markdown: -1, listed: -1 };
+  memo.set(name, counts);
+  if (memo.size > MEMO_LIMIT) memo.delete(memo.keys().next().value!);
+  return counts;
+}
+
+/** Per-rendering constants: the parts of the fragment that do not depend on the skills. */
+class Layout {
+  /** The instructions and what comes before the first entry, as assemble() writes them. */
+  readonly headTokens: number;
+  /** Tokens of the fixed parts of an entry (see above). */
+  readonly entryFixed: number;
+  /** xml: `</available_skills>\n`. */
+  readonly closeTokens: number;
+  /** markdown: what the blank line adds to the last entry before the omitted line. */
+  readonly lastEntryNewline: number;
+  /** markdown: the placeholder when no skill is listed, alone and before the omitted line. */
+  readonly emptyTokens: number;
+  readonly emptyBeforeOmittedTokens: number;
+
+  constructor(
+    readonly options: PromptOptions,
+    readonly skills: readonly PromptSkill[],
+  ) {
+    this.memoized = new Array<SkillCounts | null>(skills.length).fill(null);
+    const { style, baseUrl, tag } = options;
+    const query = tag && tag !== 'latest' ? `?tag=${encodeURIComponent(tag)}` : '';
+    let head: string;
+    if (style === 'markdown') {
+      head = `## Available skills\n\n${instructions(style)}\n\n`;
+      const end = `/content${query})\n`;
+      this.entryFixed = countTokens(` (location: ${baseUrl}/skills`) + countTokens(end);
+      this.closeTokens = 0;
+      this.lastEntryNewline = countTokens(`${end}\n`) - countTokens(end);
+      this.emptyTokens = countTokens(EMPTY_MARKDOWN);
+      this.emptyBeforeOmittedTokens = countTokens(`${EMPTY_MARKDOWN}\n`);
+    } else {
+      head = `${instructions(style)}\n\n<available_skills>\n`;
+      this.entryFixed =
+        countTokens('<skill>\n') +
+        countTokens(`<location>${escapeXml(baseUrl)}/skills`) +
+        countTokens(`/content${escapeXml(query)}</location>\n`) +
+        countTokens('</skill>\n');
+      this.closeTokens = countTokens('</available_skills>\n');
+      this.lastEntryNewline = 0;
+      this.emptyTokens = 0;
+      this.emptyBeforeOmittedTokens = 0;
+    }
+    this.headTokens = countTokens(head);
+  }
+
+  /** The remembered counts of each skill whose entry is counted in parts, by index; null for the rest. */
+  private readonly memoized: (SkillCounts | null)[];
+  /** newlineAfter of entries counted whole, by index. */
+  private readonly newlineAdded = new Map<number, number>();
+
+  /** Tokens of the entry of skills[index]. Call it for every index first. */
+  entryTokens(index: number): number {
+    const skill = this.skills[index]!;
+    const { name, digest } = skill;
+    const splits =
+      digest !== undefined &&
+      PLAIN_NAME.test(name) &&
+      (this.options.style === 'xml' || NOT_BLANK.test(skill.description));
+    if (!splits) {
+      this.memoized[index] = null;
+      return countTokens(renderEntry(skill, this.options));
+    }
+    const counts = countsOf(name, digest);
+    this.memoized[index] = counts;
+    if (this.options.style === 'markdown') {
+      if (counts.markdown < 0) {
+        counts.markdown =
+          countTokens(`- **${name}**:`) +
+          countTokens(` ${oneLine(skill.description)}`) +
+          countTokens(`/${name}`);
+      }
+      return this.entryFixed + counts.markdown;
+    }
+    if (counts.xml < 0) {
+      counts.xml =
+        countTokens(`<name>${name}</name>\n`) +
+        countTokens(`<description>${escapeXml(skill.description)}</description>\n`) +
+        countTokens(`/${name}`);
+    }
+    return this.entryFixed + counts.xml;
+  }
+
+  /** Tokens of ` name` in the omitted line. */
+  listedTokens(index: number): number {
+    const counts = this.memoized[index];
+    if (!counts) return countTokens(` ${this.skills[index]!.name}`);
+    if (counts.listed < 0) counts.listed = countTokens(` ${this.skills[index]!.name}`);
+    return counts.listed;
+  }
+
+  /** markdown: what the blank line before the omitted line adds to the entry of skills[index]. */
+  newlineAfter(index: number, entryTokens: number): number {
+    if (this.options.style !== 'markdown') return 0;
+    if (this.memoized[index]) return this.lastEntryNewline;
+    let added = this.newlineAdded.get(index);
+    if (added === undefined) {
+      added = countTokens(`${renderEntry(this.skills[index]!, this.options)}\n`) - entryTokens;
+      this.newlineAdded.set(index, added);
+    }
+    return added;
+  }
+
+  /**
+   * Tokens of the fragment listing entries that count `keptTokens` together (`last` the index and
+   * tokens of the last of them, undefined when none), followed by an omitted line of `lineTokens` (0
+   * when nothing is omitted).
+   */
+  total(keptTokens: number, last: { index: number; tokens: number } | undefined, lineTokens: number): number {
+    if (this.options.style === 'xml') return this.headTokens + keptTokens + this.closeTokens + lineTokens;
+    if (last === undefined) {
+      return (
+        this.headTokens + (lineTokens > 0 ? this.emptyBeforeOmittedTokens + lineTokens : this.emptyTokens)
+      );
+    }
+    return (
+      this.headTokens +
+      keptTokens +
+      (lineTokens > 0 ? this.newlineAfter(last.index, last.tokens) + lineTokens : 0)
+    );
+  }
+}
+
+const EMPTY_MARKDOWN = '(no skills are available)\n';
+const OMITTED_PREFIX = 'Also available but not described here, to save space (load them by name):';
+let omittedConstants: { prefix: number; comma: number; end: number } | undefined;
+
+/**
+ * Tokens of the omitted line for `dropped` skills of which the first `listed` are named, their ` name`
+ * parts counting `listedTokens` together (see omittedLine).
+ */
+function omittedLineTokens(dropped: number, listed: number, listedTokens: number): number {
+  if (dropped === 0) return 0;
+  if (listed === 0) return countTokens(unlistedLine(dropped));
+  omittedConstants ??= {
+    prefix: countTokens(OMITTED_PREFIX),
+    comma: countTokens(','),
+    end: countTokens('.\n'),
+  };
+  const { prefix, comma, end } = omittedConstants;
+  const rest = dropped - listed;
+  return (
+    prefix + listedTokens + (listed - 1) * comma + (rest > 0 ? countTokens(` and ${rest} more.\n`) : end)
+  );
+}
+
+/** Long loops give the event loop a turn every SLICE_MS, so other requests are answered meanwhile. */
+const SLICE_MS = 10;
+
+class Slicer {
+  private started = performance.now();
+  private steps = 0;
+
+  /** Call once per step: true when the loop should `await slicer.pause()`. */
+  due(): boolean {
+    this.steps += 1;
+    return (this.steps & 127) === 0 && performance.now() - this.started >= SLICE_MS;
+  }
+
+  async pause(): Promise<void> {
+    await yieldToEventLoop();
+    this.started = performance.now();
+  }
+}
+
+interface Rendered {
+  prompt: string;
+  parts: string[];
+}
+
+/**
+ * Computed counts are exact by construction; a budgeted fragment up to this many characters (about
+ * 50,000 tokens) is also counted whole, as a check (a part at a time: parts join where counts add up).
+ */
+const VERIFY_LIMIT = 200_000;
+/** When a whole count ever disagrees, candidates this close to the budget are counted whole. */
+const SLACK = 16;
+
 /**
  * Budgets drop the least recently loaded skill first (never loaded counts as least recent), then the
  * longest entry, then by name so the answer is deterministic.
  */
-function dropOrder(skills: readonly PromptSkill[], entryTokens: readonly number[]): number[] {
+function dropOrder(skills: readonly PromptSkill[], entryTokens: Float64Array): number[] {
+  const loaded = new Float64Array(skills.length);
+  for (let i = 0; i < skills.length; i++) {
+    loaded[i] = skills[i]!.lastLoadedAt?.getTime() ?? Number.NEGATIVE_INFINITY;
+  }
   return skills
     .map((_, index) => index)
     .sort((a, b) => {
-      const loadedA = skills[a]!.lastLoadedAt?.getTime() ?? Number.NEGATIVE_INFINITY;
-      const loadedB = skills[b]!.lastLoadedAt?.getTime() ?? Number.NEGATIVE_INFINITY;
-      if (loadedA !== loadedB) return loadedA < loadedB ? -1 : 1;
+      if (loaded[a] !== loaded[b]) return loaded[a]! < loaded[b]! ? -1 : 1;
       if (entryTokens[a] !== entryTokens[b]) return entryTokens[b]! - entryTokens[a]!;
       return skills[a]!.name < skills[b]!.name ? -1 : 1;
     });
@@ -183,87 +468,146 @@ function dropOrder(skills: readonly PromptSkill[], entryTokens: readonly number[
  * Renders the fragment for the given skills (already selected, in display order). With a budget,
  * whole skills are dropped until the fragment, instructions and omitted line included, counts at most
  * `budget` tokens; a budget below what the fragment needs with every skill dropped is refused.
+ *
+ * Every skill is either listed or, with a budget, named in `omitted`, however many there are. Token
+ * counts come from remembered per-skill parts (see Layout), so after a publish only the changed skills
+ * are tokenized; long loops yield to the event loop.
  */
-export function buildPrompt(
+export async function buildPrompt(
   skills: readonly PromptSkill[],
   options: PromptOptions & { budget?: number },
-): PromptResult {
-  const entries = skills.map((skill) => renderEntry(skill, options));
-  const entryTokens = entries.map((entry) => countTokens(entry));
-  const result = (kept: readonly boolean[], listed?: number): PromptResult => {
-    const droppedNames = skills.filter((_, i) => !kept[i]).map((skill) => skill.name);
-    const prompt = assemble(
-      entries.filter((_, i) => kept[i]),
-      omittedLine(droppedNames, listed),
-      options,
-    );
-    return {
-      prompt,
-      tokens: countTokens(prompt),
-      included: skills
-        .map((skill, i) => ({ skill, i }))
-        .filter(({ i }) => kept[i])
-        .map(({ skill, i }) => ({
-          name: skill.name,
-          version: skill.version,
-          location: skillLocation(options.baseUrl, skill.name, options.tag),
-          tokens: { entry: entryTokens[i]!, body: skill.tokens.body },
-        })),
-      omitted: [],
-    };
-  };
-
-  const kept = skills.map(() => true);
-  const full = result(kept);
+): Promise<PromptResult> {
+  const layout = new Layout(options, skills);
+  const slicer = new Slicer();
+  const n = skills.length;
+  const entryTokens = new Float64Array(n);
+  let total = 0;
+  for (let i = 0; i < n; i++) {
+    entryTokens[i] = layout.entryTokens(i);
+    total += entryTokens[i]!;
+    if (slicer.due()) await slicer.pause();
+  }
+  const kept = new Uint8Array(n).fill(1);
   const { budget } = options;
-  if (budget === undefined || full.tokens <= budget) return full;
-
-  // Estimate with per-entry counts (tokens of a concatenation are within a few of the sum), verify
-  // with an exact count at each candidate stop, and keep dropping while the exact count is over.
-  const order = dropOrder(skills, entryTokens);
-  const nameTokens = skills.map((skill) => countTokens(`${skill.name}, `));
-  const base = countTokens(assemble([''], '', options));
-  // A little slack so an estimate a few tokens high does not drop a skill that would have fitted.
-  const slack = 16;
-  const lineOverhead = countTokens(omittedLine(['x'])) - countTokens('x, ');
-  let keptTotal = entryTokens.reduce((sum, n) => sum + n, 0);
-  let namedTotal = 0;
-  const dropped: number[] = [];
-  for (const index of order) {
-    kept[index] = false;
-    dropped.push(index);
-    keptTotal -= entryTokens[index]!;
-    namedTotal += nameTokens[index]!;
-    if (base + keptTotal + lineOverhead + namedTotal > budget + slack) continue;
-    const attempt = result(kept);
-    if (attempt.tokens <= budget) return withOmitted(attempt, dropped, skills);
-  }
-
-  // Every skill dropped and the names alone do not fit: spell out fewer of them.
-  let low = 0;
-  let high = skills.length;
-  let best: PromptResult | undefined;
-  while (low <= high) {
-    const listed = Math.floor((low + high) / 2);
-    const attempt = result(kept, listed);
-    if (attempt.tokens <= budget) {
-      best = attempt;
-      low = listed + 1;
-    } else {
-      high = listed - 1;
+  const lastOf = (index: number) => (index < 0 ? undefined : { index, tokens: entryTokens[index]! });
+  /**
+   * The fragment for the current `kept`; the omitted line names the first `listed` of the others (in
+   * catalogue order, as the entries are), or all of them.
+   */
+  const render = async (listed?: number): Promise<Rendered> => {
+    // Entries are joined a thousand at a time, so no single step copies the whole list.
+    const chunks: string[] = [];
+    let chunk: string[] = [];
+    const names: string[] = [];
+    for (let i = 0; i < n; i++) {
+      if (kept[i]) {
+        chunk.push(renderEntry(skills[i]!, options));
+        if (chunk.length === 1000) {
+          chunks.push(chunk.join(''));
+          chunk = [];
+        }
+      } else {
+        names.push(skills[i]!.name);
+      }
+      if (slicer.due()) await slicer.pause();
     }
-  }
-  if (best) return withOmitted(best, dropped, skills);
-  throw new PromptBudgetError(budget, result(kept, 0).tokens);
-}
-
-function withOmitted(
-  result: PromptResult,
-  dropped: readonly number[],
-  skills: readonly PromptSkill[],
-): PromptResult {
-  return {
-    ...result,
-    omitted: dropped.map((index) => ({ name: skills[index]!.name, reason: 'budget' as const })),
+    if (chunk.length > 0) chunks.push(chunk.join(''));
+    const parts = assemble(chunks, omittedLine(names, listed), options);
+    return { prompt: concatenate(parts), parts };
   };
+  const finish = async (
+    { prompt, parts }: Rendered,
+    tokens: number,
+    dropped: readonly number[],
+  ): Promise<PromptResult> => {
+    const included: IncludedSkill[] = [];
+    for (let i = 0; i < n; i++) {
+      if (slicer.due()) await slicer.pause();
+      if (!kept[i]) continue;
+      const skill = skills[i]!;
+      included.push({
+        name: skill.name,
+        version: skill.version,
+        location: skillLocation(options.baseUrl, skill.name, options.tag),
+        tokens: { entry: entryTokens[i]!, body: skill.tokens.body },
+      });
+    }
+    const omitted = dropped.map((index) => ({ name: skills[index]!.name, reason: 'budget' as const }));
+    return { prompt, parts, tokens, included, omitted };
+  };
+  /**
+   * Whether a candidate fits: by its computed count, confirmed by a whole count when the text is small
+   * enough (after a disagreement, `exact` makes every candidate near the budget counted whole).
+   */
+  let exact = false;
+  const accept = async (
+    computed: number,
+    text: () => Promise<Rendered>,
+  ): Promise<{ rendered: Rendered; tokens: number } | undefined> => {
+    if (budget === undefined) return { rendered: await text(), tokens: computed };
+    if (computed > budget + (exact ? SLACK : 0)) return undefined;
+    const rendered = await text();
+    if (!exact && rendered.prompt.length > VERIFY_LIMIT) return { rendered, tokens: computed };
+    let tokens = 0;
+    for (const part of rendered.parts) {
+      tokens += countTokens(part);
+      if (slicer.due()) await slicer.pause();
+    }
+    if (tokens !== computed) exact = true;
+    return tokens <= budget ? { rendered, tokens } : undefined;
+  };
+
+  const full = await accept(layout.total(total, lastOf(n - 1), 0), () => render());
+  if (full) return await finish(full.rendered, full.tokens, []);
+  const budgeted = budget!;
+
+  // Drop skills in order until the fragment fits, every dropped skill named.
+  const order = dropOrder(skills, entryTokens);
+  const dropped: number[] = [];
+  let keptTokens = total;
+  let last = n - 1;
+  let listedTotal = 0;
+  for (const index of order) {
+    kept[index] = 0;
+    dropped.push(index);
+    keptTokens -= entryTokens[index]!;
+    while (last >= 0 && !kept[last]) last -= 1;
+    listedTotal += layout.listedTokens(index);
+    const line = omittedLineTokens(dropped.length, dropped.length, listedTotal);
+    const computed = layout.total(keptTokens, lastOf(last), line);
+    if (computed <= budgeted + SLACK) {
+      const fit = await accept(computed, () => render());
+      if (fit) return await finish(fit.rendered, fit.tokens, dropped);
+    }
+    if (slicer.due()) await slicer.pause();
+  }
+
+  // Every skill dropped and the names alone do not fit: spell out as many of them as fit.
+  const prefix = new Float64Array(n + 1);
+  for (let i = 0; i < n; i++) prefix[i + 1] = prefix[i]! + layout.listedTokens(i);
+  const computedFor = (listed: number) =>
+    layout.total(0, undefined, omittedLineTokens(n, listed, prefix[listed]!));
+  const fits = async (listed: number): Promise<boolean> =>
+    exact
+      ? (await accept(computedFor(listed), () => render(listed))) !== undefined
+      : computedFor(listed) <= budgeted;
+  // A second search only runs when the whole count of the first one's answer disagreed.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    let low = 0;
+    let high = n;
+    let best = -1;
+    while (low <= high) {
+      const listed = Math.floor((low + high) / 2);
+      if (await fits(listed)) {
+        best = listed;
+        low = listed + 1;
+      } else {
+        high = listed - 1;
+      }
+    }
+    if (best < 0) break;
+    const fit = await accept(computedFor(best), () => render(best));
+    if (fit) return await finish(fit.rendered, fit.tokens, dropped);
+  }
+  throw new PromptBudgetError(budgeted, countTokens((await render(0)).prompt));
 }
