@@ -530,6 +530,7 @@ async function main(): Promise<void> {
     else
       await seedSkills(database, {
         count: skillCount,
+        archives: true,
         onProgress: (done) => {
           if (done % 10_000 === 0 || done === skillCount) log(`  ${done} seeded`);
         },

@@ -9,11 +9,20 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
+import { writeZip } from '../src/bundle/archive-write.js';
 import { fileDigest } from '../src/bundle/digest.js';
 import { prepareBundle } from '../src/bundle/prepare.js';
 import { DEFAULT_LIMITS } from '../src/bundle/types.js';
 import type { Database } from '../src/db/client.js';
-import { blobs, distTags, registryState, skills, skillVersions, versionFiles } from '../src/db/schema.js';
+import {
+  blobs,
+  distTags,
+  registryState,
+  skills,
+  skillVersions,
+  versionArchives,
+  versionFiles,
+} from '../src/db/schema.js';
 import { countCatalogueEntryTokens } from '../src/render/token-count.js';
 
 /** Words descriptions are drawn from; search terms in the benchmark come from here too. */
@@ -218,6 +227,12 @@ export interface SeedOptions {
   start?: number;
   batch?: number;
   bodyBytes?: number;
+  /**
+   * Also store each version's zip archive, as a publish does (the discovery index's archive). Without
+   * it the rows look like versions stored before archives were built at publish, and the service
+   * builds them all in the background when it starts.
+   */
+  archives?: boolean;
   onProgress?: (done: number) => void;
 }
 
@@ -234,6 +249,7 @@ export async function seedSkills(database: Database, options: SeedOptions): Prom
     const blobRows: (typeof blobs.$inferInsert)[] = [];
     const fileRows: (typeof versionFiles.$inferInsert)[] = [];
     const tagRows: (typeof distTags.$inferInsert)[] = [];
+    const archiveRows: (typeof versionArchives.$inferInsert)[] = [];
     for (let k = 0; k < size; k++) {
       const { text } = syntheticSkill(start + offset + k, options.bodyBytes);
       const bytes = Buffer.from(text);
@@ -263,6 +279,12 @@ export async function seedSkills(database: Database, options: SeedOptions): Prom
       blobRows.push({ digest: blobDigest, size: bytes.byteLength, content: bytes });
       fileRows.push({ versionId, path: 'SKILL.md', blobDigest, size: bytes.byteLength, mode: 0o644 });
       tagRows.push({ skillId, tag: 'latest', versionId, pinned: false });
+      if (options.archives) {
+        const zip = await writeZip([{ path: 'SKILL.md', bytes, mode: 0o644 }]);
+        const zipDigest = fileDigest(zip);
+        blobRows.push({ digest: zipDigest, size: zip.byteLength, content: zip });
+        archiveRows.push({ versionId, format: 'zip', blobDigest: zipDigest });
+      }
     }
     await db.transaction(async (tx) => {
       await tx.insert(skills).values(skillRows).onConflictDoNothing();
@@ -270,6 +292,7 @@ export async function seedSkills(database: Database, options: SeedOptions): Prom
       await tx.insert(blobs).values(blobRows).onConflictDoNothing();
       await tx.insert(versionFiles).values(fileRows);
       await tx.insert(distTags).values(tagRows);
+      if (archiveRows.length > 0) await tx.insert(versionArchives).values(archiveRows);
     });
     inserted += size;
     options.onProgress?.(inserted);
