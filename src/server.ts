@@ -3,7 +3,6 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { isEntryPoint } from './entry-point.js';
-import { buildPrompt, selectAgentSkills } from './render/prompt.js';
 import { PUBLISH_ARCHIVE_FORMAT } from './storage/skills-repository.js';
 
 /**
@@ -65,28 +64,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
     { database: config.databaseUrl ? 'postgres' : `pglite:${config.dataDir}`, docs: '/docs' },
     'skill-registry ready',
   );
-  void backfillArchives(app).then(() => warmPromptCounts(app));
-}
-
-/**
- * The first /prompt after a start counts the tokens of every skill's entry (remembered per version
- * afterwards): seconds at 100,000 skills. Done once in the background after start instead, yielding to
- * requests as it goes, so agents do not wait for it.
- */
-export async function warmPromptCounts(app: FastifyInstance): Promise<void> {
-  try {
-    const started = Date.now();
-    const { skills } = await selectAgentSkills(app.repositories.skills, {});
-    for (const style of ['xml', 'markdown'] as const) {
-      await buildPrompt(skills, { style, baseUrl: 'http://localhost', budget: 4_000 });
-    }
-    app.log.info(
-      { skills: skills.length, ms: Date.now() - started },
-      'counted the prompt entries of every skill',
-    );
-  } catch (error) {
-    app.log.warn({ err: error }, 'could not count the prompt entries ahead; the first /prompt will');
-  }
+  void backfillArchives(app);
 }
 
 /**

@@ -4,8 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { seedSkills } from '../bench/seed.js';
 import { writeZip } from '../src/bundle/archive-write.js';
 import { blobs, skillVersions, versionArchives } from '../src/db/schema.js';
-import { selectAgentSkills } from '../src/render/prompt.js';
-import { backfillArchives, warmPromptCounts } from '../src/server.js';
+import { backfillArchives } from '../src/server.js';
 import { PUBLISH_ARCHIVE_FORMAT } from '../src/storage/skills-repository.js';
 import { files, publish, skillMd, uniqueName } from './helpers/bundles.js';
 import { createTestApp, type TestApp } from './helpers/context.js';
@@ -232,28 +231,6 @@ describe('backfillArchives (run by startServer once the service listens)', () =>
       await backfillArchives(other.app);
     } finally {
       await other.close();
-    }
-  });
-});
-
-describe('warmPromptCounts (run by startServer after the archives)', () => {
-  it('renders every invocable skill once so the first /prompt finds its counts remembered', async () => {
-    const name = uniqueName('warm');
-    expect(
-      (await publish(ctx.app, files({ 'SKILL.md': skillMd({ name, description: 'Warmed.' }) }))).statusCode,
-    ).toBe(201);
-    const info = vi.spyOn(ctx.app.log, 'info');
-    const warn = vi.spyOn(ctx.app.log, 'warn');
-    try {
-      await warmPromptCounts(ctx.app);
-      expect(warn).not.toHaveBeenCalled();
-      const call = info.mock.calls.find((args) => args[1] === 'counted the prompt entries of every skill');
-      const { skills } = await selectAgentSkills(ctx.app.repositories.skills, {});
-      expect(skills.length).toBeGreaterThan(0);
-      expect(call?.[0]).toMatchObject({ skills: skills.length });
-    } finally {
-      info.mockRestore();
-      warn.mockRestore();
     }
   });
 });
