@@ -650,7 +650,8 @@ async function main(): Promise<void> {
       path: '/skills',
       connections: latencyConnections,
       duration: wants('soak') ? soakSeconds : 1,
-      next: mix,
+      // Without the soak part, one plain catalogue page (no prompt render left running for what follows).
+      next: wants('soak') ? mix : () => '/skills?limit=1',
       warmup: false,
       onTick: () => samples.push(rssMiB(service!)),
     });

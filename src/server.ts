@@ -76,9 +76,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
 export async function backfillArchives(app: FastifyInstance): Promise<void> {
   try {
     const { skills } = app.repositories;
-    const missing = (await skills.currentArchives(PUBLISH_ARCHIVE_FORMAT)).filter(
-      (entry) => entry.archiveSha256 === null,
-    );
+    const missing = await skills.missingArchives(PUBLISH_ARCHIVE_FORMAT);
     if (missing.length === 0) return;
     const started = Date.now();
     await skills.buildArchives(missing, PUBLISH_ARCHIVE_FORMAT);

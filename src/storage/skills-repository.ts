@@ -566,6 +566,21 @@ export class SkillsRepository {
    * `format`, or null when that archive has not been built yet. Bodies are not loaded: this backs the
    * discovery index, which must stay cheap however many skills there are.
    */
+  /** Current versions without a stored archive in `format` (what a backfill builds); cheap when none. */
+  async missingArchives(format: ArchiveFormat): Promise<Pick<CurrentArchive, 'versionId' | 'totalSize'>[]> {
+    return this.db
+      .select({ versionId: skillVersions.id, totalSize: skillVersions.totalSize })
+      .from(distTags)
+      .innerJoin(skillVersions, eq(skillVersions.id, distTags.versionId))
+      .leftJoin(
+        versionArchives,
+        and(eq(versionArchives.versionId, skillVersions.id), eq(versionArchives.format, format)),
+      )
+      .where(
+        and(eq(distTags.tag, LATEST), isNull(skillVersions.yankedAt), isNull(versionArchives.versionId)),
+      );
+  }
+
   async currentArchives(format: ArchiveFormat): Promise<CurrentArchive[]> {
     const rows = await this.db
       .select({
