@@ -24,6 +24,7 @@ import {
   versionFiles,
 } from '../src/db/schema.js';
 import { countCatalogueEntryTokens } from '../src/render/token-count.js';
+import { promptTokenColumns } from '../src/storage/skills-repository.js';
 
 /** Words descriptions are drawn from; search terms in the benchmark come from here too. */
 export const TOPICS = [
@@ -273,6 +274,7 @@ export async function seedSkills(database: Database, options: SeedOptions): Prom
         fileCount: 1,
         tokensDescription: countCatalogueEntryTokens(skill.name, skill.description),
         tokensBody: Math.ceil(skill.body.length / 4),
+        ...promptTokenColumns(skill.name, skill.description),
         warnings: skill.warnings,
         publishedBy: 'bench-seed',
       });

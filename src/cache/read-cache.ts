@@ -7,6 +7,7 @@ import {
   type VersionRecord,
   type VersionSelector,
 } from '../storage/skills-repository.js';
+import { AgentCatalogueMirror } from './agent-catalogue.js';
 import type { CatalogueState, StateRow } from './catalogue-state.js';
 import type { ChangeFeed, ChangeFeedOptions } from './change-feed.js';
 import { ByteLru, sizeOf } from './lru.js';
@@ -73,6 +74,12 @@ export interface Sized<T> {
 
 export class ReadCache {
   readonly state: CatalogueState;
+  /**
+   * The default agent catalogue (latest) in memory, caught up by revision: what GET /prompt and GET
+   * /tools render from. Not counted in maxBytes (about 400 bytes a skill); with maxBytes 0 it still
+   * serves, but asks the database on every read.
+   */
+  readonly agentCatalogue: AgentCatalogueMirror;
   private readonly lru: ByteLru<unknown>;
   private readonly inflight = new Map<string, Promise<unknown>>();
   readonly counters: CacheCounters = {
@@ -88,6 +95,7 @@ export class ReadCache {
     const maxBytes = options.maxBytes ?? DEFAULT_CACHE_BYTES;
     this.lru = new ByteLru(maxBytes, options.maxEntryBytes ?? Math.floor(maxBytes / 8));
     this.state = shared.state;
+    this.agentCatalogue = new AgentCatalogueMirror(skills, this.state, { alwaysCheck: maxBytes === 0 });
   }
 
   /**
@@ -114,6 +122,7 @@ export class ReadCache {
 
   async close(): Promise<void> {
     this.lru.clear();
+    this.agentCatalogue.close();
     await this.shared.release();
   }
 

@@ -22,15 +22,29 @@ const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
 const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' });
 
 /** One row per skill name; the name is the identity from the frontmatter. */
-export const skills = pgTable('skills', {
-  id: uuid('id').primaryKey().defaultRandom(),
-  name: text('name').notNull().unique(),
-  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
-  /** When an agent last loaded the body (layer 2); budgets drop the least recently loaded first. */
-  lastLoadedAt: timestamp('last_loaded_at', { withTimezone: true }),
-  loadCount: bigint('load_count', { mode: 'number' }).notNull().default(0),
-});
+export const skills = pgTable(
+  'skills',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    name: text('name').notNull().unique(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+    /** When an agent last loaded the body (layer 2); budgets drop the least recently loaded first. */
+    lastLoadedAt: timestamp('last_loaded_at', { withTimezone: true }),
+    loadCount: bigint('load_count', { mode: 'number' }).notNull().default(0),
+    /**
+     * The catalogue revision of the last write to this skill (publish, tag move, yank), and the loads
+     * revision of the last flush that recorded a load of it: in-memory copies of the agent catalogue
+     * read only the skills changed since the revisions they hold (src/cache/agent-catalogue.ts).
+     */
+    changedRevision: bigint('changed_revision', { mode: 'number' }).notNull().default(0),
+    loadedRevision: bigint('loaded_revision', { mode: 'number' }).notNull().default(0),
+  },
+  (table) => [
+    index('skills_changed_revision_idx').on(table.changedRevision),
+    index('skills_loaded_revision_idx').on(table.loadedRevision),
+  ],
+);
 
 /** Immutable published versions. Only yanked_at ever changes after insert. */
 export const skillVersions = pgTable(
@@ -51,6 +65,14 @@ export const skillVersions = pgTable(
     fileCount: integer('file_count').notNull(),
     tokensDescription: integer('tokens_description').notNull(),
     tokensBody: integer('tokens_body').notNull(),
+    /**
+     * o200k counts of this version's own parts of a /prompt entry (render/prompt.ts promptEntryTokens),
+     * so renderings never tokenize them; null for versions stored before they existed, or a name
+     * whose entry is counted whole. Markdown is -1 when the description is blank.
+     */
+    tokensPromptXml: integer('tokens_prompt_xml'),
+    tokensPromptMarkdown: integer('tokens_prompt_markdown'),
+    tokensPromptName: integer('tokens_prompt_name'),
     warnings: jsonb('warnings').notNull().$type<{ path: string; detail: string }[]>().default([]),
     publishedBy: text('published_by').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),

@@ -21,6 +21,11 @@ export interface PromptSkill {
    */
   digest?: string;
   tokens: { body: number };
+  /**
+   * The counts of the skill's own parts of its entry, stored with the version at publish
+   * (promptEntryTokens); without them the parts are counted at the first rendering and remembered.
+   */
+  promptTokens?: PromptEntryTokens | null;
   /** Last layer-2 load; null when never loaded. Budgets drop the least recently loaded first. */
   lastLoadedAt: Date | null;
 }
@@ -237,13 +242,45 @@ const PLAIN_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 /** A markdown entry's description part is ` D`: with a blank description there is no such part. */
 const NOT_BLANK = /\S/;
 
-/** The counts of one skill's own parts, for the version with `digest`; -1 until first needed. */
-interface SkillCounts {
-  digest: string;
+/** The counts of one skill's own parts of its entry; -1 until first needed (markdown: or never split). */
+export interface PromptEntryTokens {
+  /** `<name>N</name>\n` + `<description>D</description>\n` + `/N`. */
   xml: number;
+  /** `- **N**:` + ` D` + `/N`; -1 when the description is blank (the entry is then counted whole). */
   markdown: number;
-  /** ` name` in the omitted line. */
+  /** ` N` in the omitted line. */
   listed: number;
+}
+
+/** Remembered counts, for the version with `digest`. */
+interface SkillCounts extends PromptEntryTokens {
+  digest: string;
+}
+
+function xmlPartTokens(name: string, description: string): number {
+  return (
+    countTokens(`<name>${name}</name>\n`) +
+    countTokens(`<description>${escapeXml(description)}</description>\n`) +
+    countTokens(`/${name}`)
+  );
+}
+
+function markdownPartTokens(name: string, description: string): number {
+  return countTokens(`- **${name}**:`) + countTokens(` ${oneLine(description)}`) + countTokens(`/${name}`);
+}
+
+/**
+ * Every count of a skill's own entry parts, computed once per version at publish and stored with it,
+ * so no rendering ever tokenizes that version (a new process's first prompt at 100,000 skills would
+ * otherwise count every entry). Null for a name the parts do not split (counted whole instead).
+ */
+export function promptEntryTokens(name: string, description: string): PromptEntryTokens | null {
+  if (!PLAIN_NAME.test(name)) return null;
+  return {
+    xml: xmlPartTokens(name, description),
+    markdown: NOT_BLANK.test(description) ? markdownPartTokens(name, description) : -1,
+    listed: countTokens(` ${name}`),
+  };
 }
 
 /**
@@ -287,7 +324,7 @@ class Layout {
     readonly options: PromptOptions,
     readonly skills: readonly PromptSkill[],
   ) {
-    this.memoized = new Array<SkillCounts | null>(skills.length).fill(null);
+    this.memoized = new Array<PromptEntryTokens | null>(skills.length).fill(null);
     const { style, baseUrl, tag } = options;
     const query = tag && tag !== 'latest' ? `?tag=${encodeURIComponent(tag)}` : '';
     let head: string;
@@ -315,7 +352,7 @@ class Layout {
   }
 
   /** The remembered counts of each skill whose entry is counted in parts, by index; null for the rest. */
-  private readonly memoized: (SkillCounts | null)[];
+  private readonly memoized: (PromptEntryTokens | null)[];
   /** newlineAfter of entries counted whole, by index. */
   private readonly newlineAdded = new Map<number, number>();
 
@@ -323,6 +360,11 @@ class Layout {
   entryTokens(index: number): number {
     const skill = this.skills[index]!;
     const { name, digest } = skill;
+    const stored = skill.promptTokens;
+    if (stored && (this.options.style === 'xml' || stored.markdown >= 0)) {
+      this.memoized[index] = stored;
+      return this.entryFixed + (this.options.style === 'xml' ? stored.xml : stored.markdown);
+    }
     const splits =
       digest !== undefined &&
       PLAIN_NAME.test(name) &&
@@ -334,20 +376,10 @@ class Layout {
     const counts = countsOf(name, digest);
     this.memoized[index] = counts;
     if (this.options.style === 'markdown') {
-      if (counts.markdown < 0) {
-        counts.markdown =
-          countTokens(`- **${name}**:`) +
-          countTokens(` ${oneLine(skill.description)}`) +
-          countTokens(`/${name}`);
-      }
+      if (counts.markdown < 0) counts.markdown = markdownPartTokens(name, skill.description);
       return this.entryFixed + counts.markdown;
     }
-    if (counts.xml < 0) {
-      counts.xml =
-        countTokens(`<name>${name}</name>\n`) +
-        countTokens(`<description>${escapeXml(skill.description)}</description>\n`) +
-        countTokens(`/${name}`);
-    }
+    if (counts.xml < 0) counts.xml = xmlPartTokens(name, skill.description);
     return this.entryFixed + counts.xml;
   }
 

@@ -69,13 +69,14 @@ export class LoadRecorder {
     // The loads revision goes up in the same statement, and every replica's read cache hears of it
     // (budgeted prompts are ordered by recency of use).
     const result = await this.db.execute(sql`
-      with updated as (
+      with bumped as (
+        update registry_state set loads_revision = loads_revision + 1 where id = 1 returning loads_revision
+      ), updated as (
         update skills set load_count = skills.load_count + loads.count,
-          last_loaded_at = greatest(skills.last_loaded_at, loads.at)
+          last_loaded_at = greatest(skills.last_loaded_at, loads.at),
+          loaded_revision = (select loads_revision from bumped)
         from (values ${rows}) as loads(name, count, at)
         where skills.name = loads.name
-      ), bumped as (
-        update registry_state set loads_revision = loads_revision + 1 where id = 1 returning loads_revision
       )
       select bumped.loads_revision::text as loads_revision,
         pg_notify(${CHANGES_CHANNEL}, 'l:' || bumped.loads_revision)

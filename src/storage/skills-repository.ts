@@ -15,6 +15,7 @@ import {
   versionFiles,
 } from '../db/schema.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js';
+import { type PromptEntryTokens, promptEntryTokens } from '../render/prompt.js';
 import { countCatalogueEntryTokens, countTokens } from '../render/token-count.js';
 import { recordAudit } from './audit-repository.js';
 
@@ -110,6 +111,9 @@ interface AgentCatalogueRow {
   flag: string | null;
   tokens_body: number;
   last_loaded_at: Date | string | null;
+  prompt_xml: number | null;
+  prompt_markdown: number | null;
+  prompt_name: number | null;
 }
 
 /** A current version as agent-facing renderings (prompt fragment, tools) need it. */
@@ -123,6 +127,52 @@ export interface AgentCatalogueEntry {
   tokens: { body: number };
   /** Last recorded layer-2 load of the skill (any version); null when never loaded. */
   lastLoadedAt: Date | null;
+  /** The version's stored prompt entry counts; null when it has none (see render/prompt.ts). */
+  promptTokens: PromptEntryTokens | null;
+}
+
+/** The catalogue and loads revisions a read reflects. */
+export interface StateRevisions {
+  revision: number;
+  loadsRevision: number;
+}
+
+/** See SkillsRepository.agentCatalogueSince. */
+export interface AgentCatalogueDelta extends StateRevisions {
+  entries: AgentCatalogueEntry[];
+  /** Skills the tag no longer points at a version of. */
+  removed: string[];
+}
+
+function agentEntryOf(row: AgentCatalogueRow): AgentCatalogueEntry {
+  return {
+    name: row.name,
+    description: row.description,
+    version: row.version,
+    digest: row.digest,
+    disableModelInvocation: row.flag,
+    tokens: { body: Number(row.tokens_body) },
+    lastLoadedAt: row.last_loaded_at === null ? null : new Date(row.last_loaded_at),
+    promptTokens:
+      row.prompt_xml === null || row.prompt_markdown === null || row.prompt_name === null
+        ? null
+        : { xml: row.prompt_xml, markdown: row.prompt_markdown, listed: row.prompt_name },
+  };
+}
+
+function promptTokenSelection(): SQL {
+  return sql`${skillVersions.tokensPromptXml} as prompt_xml,
+    ${skillVersions.tokensPromptMarkdown} as prompt_markdown, ${skillVersions.tokensPromptName} as prompt_name`;
+}
+
+/** The stored prompt entry counts of a new version (null columns when its entry is counted whole). */
+export function promptTokenColumns(name: string, description: string) {
+  const counts = promptEntryTokens(name, description);
+  return {
+    tokensPromptXml: counts?.xml ?? null,
+    tokensPromptMarkdown: counts?.markdown ?? null,
+    tokensPromptName: counts?.listed ?? null,
+  };
 }
 
 export interface VersionSummary {
@@ -411,22 +461,68 @@ export class SkillsRepository {
         ${query.descriptions === false ? sql`''` : skillVersions.description} as description,
         ${skillVersions.version} as version, ${skillVersions.digest} as digest,
         ${skillVersions.frontmatter} ->> 'disable-model-invocation' as flag,
-        ${skillVersions.tokensBody} as tokens_body, ${skills.lastLoadedAt} as last_loaded_at
+        ${skillVersions.tokensBody} as tokens_body, ${skills.lastLoadedAt} as last_loaded_at,
+        ${promptTokenSelection()}
       from ${distTags}
       inner join ${skills} on ${skills.id} = ${distTags.skillId}
       inner join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId}
       where ${where}
       order by ${q ? sql`${searchRank(q)} desc, ${skills.name}` : skills.name}`);
     const rows = (result as unknown as { rows: AgentCatalogueRow[] }).rows;
-    return rows.map((row) => ({
-      name: row.name,
-      description: row.description,
-      version: row.version,
-      digest: row.digest,
-      disableModelInvocation: row.flag,
-      tokens: { body: Number(row.tokens_body) },
-      lastLoadedAt: row.last_loaded_at === null ? null : new Date(row.last_loaded_at),
-    }));
+    return rows.map(agentEntryOf);
+  }
+
+  /**
+   * What an in-memory copy of the agent catalogue under `tag` needs to catch up (AgentCatalogueMirror):
+   * without `since`, every entry; with it, only the skills written after `since.revision` or whose loads
+   * were recorded after `since.loadsRevision`, each with its current entry under the tag or, when the
+   * tag no longer points at a version of it (every version yanked), listed in `removed`. One statement,
+   * so the revisions it answers are exactly the ones its rows reflect.
+   */
+  async agentCatalogueSince(tag: string, since?: StateRevisions): Promise<AgentCatalogueDelta> {
+    const changed = since
+      ? sql`${skills.changedRevision} > ${since.revision} or ${skills.loadedRevision} > ${since.loadsRevision}`
+      : sql`true`;
+    const result = await this.db.execute(sql`
+      with state as (
+        select ${registryState.revision} as revision, ${registryState.loadsRevision} as loads_revision
+        from ${registryState} where ${registryState.id} = 1
+      )
+      select state.revision::text as state_revision, state.loads_revision::text as state_loads_revision, e.*
+      from state left join lateral (
+        select ${skills.name} as name, ${skillVersions.description} as description,
+          ${skillVersions.version} as version, ${skillVersions.digest} as digest,
+          ${skillVersions.frontmatter} ->> 'disable-model-invocation' as flag,
+          ${skillVersions.tokensBody} as tokens_body, ${skills.lastLoadedAt} as last_loaded_at,
+          ${promptTokenSelection()}
+        from ${skills}
+        ${since ? sql`left` : sql`inner`} join ${distTags}
+          on ${distTags.skillId} = ${skills.id} and ${distTags.tag} = ${tag}
+        left join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId}
+        where ${changed}
+      ) e on true`);
+    const rows = (
+      result as unknown as {
+        rows: (Partial<AgentCatalogueRow> & { state_revision: string; state_loads_revision: string })[];
+      }
+    ).rows;
+    const entries: AgentCatalogueEntry[] = [];
+    const removed: string[] = [];
+    for (const row of rows) {
+      if (row.name == null) continue; // the state row alone: nothing changed
+      if (row.version == null) {
+        removed.push(row.name);
+        continue;
+      }
+      entries.push(agentEntryOf(row as AgentCatalogueRow));
+    }
+    const [first] = rows;
+    return {
+      revision: Number(first?.state_revision ?? 0),
+      loadsRevision: Number(first?.state_loads_revision ?? 0),
+      entries,
+      removed,
+    };
   }
 
   /**
@@ -862,6 +958,7 @@ async function insertVersion(
       fileCount: files.length,
       tokensDescription: countCatalogueEntryTokens(skill.name, skill.description),
       tokensBody: countTokens(skill.body),
+      ...promptTokenColumns(skill.name, skill.description),
       warnings: skill.warnings,
       publishedBy: input.actor,
     })
@@ -989,18 +1086,21 @@ async function refreshLatest(tx: Db, skillId: string): Promise<void> {
     });
 }
 
-/** Last statement of every write: the revision row is a hot spot, so its lock is held as briefly as possible. */
 /**
- * One statement: touches the skill, bumps the revision and queues the NOTIFY that every replica's
- * change feed receives when (and only if) the transaction commits.
+ * Last statement of every write (the revision row is a hot spot, so its lock is held as briefly as
+ * possible), and one statement: bumps the revision, stamps the skill with it (what in-memory agent
+ * catalogues read changes by) and queues the NOTIFY that every replica's change feed receives when
+ * (and only if) the transaction commits. Revisions are handed out under the row's lock, so they
+ * follow commit order: a reader that sees revision R sees every skill stamped R or lower.
  */
 async function touchSkillAndRevision(tx: Db, skillId: string): Promise<void> {
   const result = await tx.execute(sql`
-    with touched as (
-      update ${skills} set updated_at = now() where ${skills.id} = ${skillId} returning ${skills.name}
-    ), bumped as (
+    with bumped as (
       update ${registryState} set revision = ${registryState.revision} + 1, updated_at = now()
       where ${registryState.id} = 1 returning ${registryState.revision}
+    ), touched as (
+      update ${skills} set updated_at = now(), changed_revision = (select revision from bumped)
+      where ${skills.id} = ${skillId} returning ${skills.name}
     )
     select bumped.revision::text as revision, touched.name as name,
       pg_notify(${CHANGES_CHANNEL}, 'r:' || bumped.revision || ':' || coalesce(touched.name, ''))

@@ -205,7 +205,6 @@ interface RenderedPrompt {
  * budget orders skills by use), so at 100,000 skills a poll does not render the catalogue again.
  */
 const agentRoutes: FastifyPluginAsyncZod = async (app) => {
-  const { skills } = app.repositories;
   const cache = app.readCache;
   const readable = app.authorize('read');
 
@@ -245,7 +244,7 @@ const agentRoutes: FastifyPluginAsyncZod = async (app) => {
       const style = format === 'markdown' ? 'markdown' : 'xml';
       const key = `prompt|${JSON.stringify([format, selection, budget ?? null, baseUrl])}`;
       const render = async () => {
-        const selected = await selectAgentSkills(skills, selection);
+        const selected = await selectAgentSkills(cache.agentCatalogue, selection);
         const result: PromptResult = await buildPrompt(selected.skills, {
           style,
           baseUrl,
@@ -336,7 +335,9 @@ const agentRoutes: FastifyPluginAsyncZod = async (app) => {
         `tools|${JSON.stringify([provider, provider === 'openai' && strict, selection])}`,
         revision,
         async () => {
-          const { skills: selected } = await selectAgentSkills(skills, selection, { descriptions: false });
+          const { skills: selected } = await selectAgentSkills(cache.agentCatalogue, selection, {
+            descriptions: false,
+          });
           const names = selected.map((skill) => skill.name);
           return provider === 'openai'
             ? jsonBody(openAiToolsSchema, openAiTools(names, { strict }))

@@ -1,0 +1,191 @@
+import type { AgentCatalogueQuery, AgentCatalogueSource, AgentSkill } from '../render/prompt.js';
+import {
+  type AgentCatalogueDelta,
+  LATEST,
+  type SkillsRepository,
+  type StateRevisions,
+} from '../storage/skills-repository.js';
+import type { CatalogueState } from './catalogue-state.js';
+
+/**
+ * An in-memory copy of the agent catalogue under `latest` (what GET /prompt and GET /tools list by
+ * default), kept current by reading only what changed.
+ *
+ * Reading the whole selection from PostgreSQL costs about a second at 100,000 skills, and holds the
+ * whole result in memory while it is parsed. Every write stamps its skill with the catalogue revision
+ * it produced (and every flush of recorded loads stamps the loaded skills with the loads revision), so
+ * catching up from revision R is one indexed statement that returns the few skills stamped above R
+ * (SkillsRepository.agentCatalogueSince). The copy is replaced, never changed in place: a rendering
+ * that yields to the event loop keeps a consistent snapshot while the next one is made.
+ *
+ * Only the default selection is served from the copy (tag `latest`, with or without `name=`); a
+ * search (`q`) or another tag reads the database as before.
+ */
+export interface CatalogueSnapshot extends StateRevisions {
+  /** Every skill the tag points at a version of, by name (code point order, as the database's "C" collation). */
+  readonly entries: readonly AgentSkill[];
+}
+
+export interface AgentCatalogueOptions {
+  /**
+   * Ask the database on every read (at least a catch-up statement), as when the read cache is off;
+   * otherwise a read costs no statement while the copy is at the revisions the catalogue state knows.
+   */
+  alwaysCheck?: boolean;
+}
+
+export class AgentCatalogueMirror implements AgentCatalogueSource {
+  private held: CatalogueSnapshot | undefined;
+  /** The catch-up statement running now, and one queued after it (see refreshStartingNow). */
+  private running: Promise<CatalogueSnapshot> | undefined;
+  private queued: Promise<CatalogueSnapshot> | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly skills: SkillsRepository,
+    private readonly state: CatalogueState,
+    private readonly options: AgentCatalogueOptions = {},
+  ) {}
+
+  /** Same answers as SkillsRepository.agentCatalogue; the default selection comes from the copy. */
+  async agentCatalogue(query: AgentCatalogueQuery): Promise<AgentSkill[]> {
+    if ((query.tag ?? LATEST) !== LATEST || query.q?.trim() || this.closed) {
+      return this.skills.agentCatalogue(query);
+    }
+    if (query.names !== undefined && query.names.length === 0) return [];
+    const { entries } = await this.snapshot();
+    if (query.names === undefined) return entries as AgentSkill[];
+    const found: AgentSkill[] = [];
+    for (const name of new Set(query.names)) {
+      const at = indexOf(entries, name);
+      if (at >= 0) found.push(entries[at]!);
+    }
+    return found.sort(byName);
+  }
+
+  /** The copy, at least as current as the catalogue state this process knows of. */
+  async snapshot(): Promise<CatalogueSnapshot> {
+    const target = await this.state.current();
+    if (!this.options.alwaysCheck) {
+      if (this.held && covers(this.held, target)) return this.held;
+      if (this.running) {
+        await this.running.catch(() => undefined);
+        if (this.held && covers(this.held, target)) return this.held;
+      }
+    }
+    return this.refreshStartingNow();
+  }
+
+  /** Forgets the copy; later reads go to the database. */
+  close(): void {
+    this.closed = true;
+    this.held = undefined;
+  }
+
+  /**
+   * A catch-up that starts no earlier than this call, so it sees every write committed before it.
+   * Catch-ups run one at a time (each starts from the previous one's snapshot); callers arriving while
+   * one runs share the single one queued after it.
+   */
+  private refreshStartingNow(): Promise<CatalogueSnapshot> {
+    if (this.queued) return this.queued;
+    if (!this.running) return this.start();
+    const queued = this.running
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .then(() => {
+        this.queued = undefined;
+        return this.start();
+      });
+    this.queued = queued;
+    return queued;
+  }
+
+  private start(): Promise<CatalogueSnapshot> {
+    const running = this.catchUp().finally(() => {
+      if (this.running === running) this.running = undefined;
+    });
+    this.running = running;
+    return running;
+  }
+
+  private async catchUp(): Promise<CatalogueSnapshot> {
+    const base = this.held;
+    if (!base) {
+      const full = await this.skills.agentCatalogueSince(LATEST);
+      const entries = full.entries as AgentSkill[];
+      entries.sort(byName);
+      return this.keep({ revision: full.revision, loadsRevision: full.loadsRevision, entries });
+    }
+    const delta = await this.skills.agentCatalogueSince(LATEST, base);
+    return this.keep(applyDelta(base, delta));
+  }
+
+  private keep(snapshot: CatalogueSnapshot): CatalogueSnapshot {
+    if (!this.closed) this.held = snapshot;
+    return snapshot;
+  }
+}
+
+function covers(snapshot: StateRevisions, target: StateRevisions): boolean {
+  return snapshot.revision >= target.revision && snapshot.loadsRevision >= target.loadsRevision;
+}
+
+function byName(a: { name: string }, b: { name: string }): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+/** Position of `name` in entries sorted by name, or -1. */
+function indexOf(entries: readonly { name: string }[], name: string): number {
+  let low = 0;
+  let high = entries.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    const at = entries[middle]!.name;
+    if (at === name) return middle;
+    if (at < name) low = middle + 1;
+    else high = middle - 1;
+  }
+  return -1;
+}
+
+/**
+ * The snapshot after `delta` (every skill changed since `base`, with its current entry or removed):
+ * changed entries are replaced in a copy, removed ones dropped and new names merged in order.
+ */
+export function applyDelta(base: CatalogueSnapshot, delta: AgentCatalogueDelta): CatalogueSnapshot {
+  const revisions = {
+    revision: Math.max(base.revision, delta.revision),
+    loadsRevision: Math.max(base.loadsRevision, delta.loadsRevision),
+  };
+  if (delta.entries.length === 0 && delta.removed.length === 0)
+    return { ...revisions, entries: base.entries };
+  const entries = base.entries.slice() as (AgentSkill | undefined)[];
+  const added: AgentSkill[] = [];
+  let dropped = 0;
+  for (const entry of delta.entries as AgentSkill[]) {
+    const at = indexOf(base.entries, entry.name);
+    if (at >= 0) entries[at] = entry;
+    else added.push(entry);
+  }
+  for (const name of delta.removed) {
+    const at = indexOf(base.entries, name);
+    if (at >= 0 && entries[at] !== undefined) {
+      entries[at] = undefined;
+      dropped += 1;
+    }
+  }
+  if (added.length === 0 && dropped === 0) return { ...revisions, entries: entries as AgentSkill[] };
+  added.sort(byName);
+  const merged: AgentSkill[] = [];
+  let next = 0;
+  for (const entry of entries) {
+    if (entry === undefined) continue;
+    while (next < added.length && added[next]!.name < entry.name) merged.push(added[next++]!);
+    merged.push(entry);
+  }
+  while (next < added.length) merged.push(added[next++]!);
+  return { ...revisions, entries: merged };
+}
