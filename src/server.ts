@@ -64,7 +64,29 @@ export async function startServer(env: Record<string, string | undefined> = proc
     { database: config.databaseUrl ? 'postgres' : `pglite:${config.dataDir}`, docs: '/docs' },
     'skill-registry ready',
   );
-  void backfillArchives(app);
+  void backfillArchives(app).then(() => backfillPromptTokens(app));
+}
+
+/**
+ * Versions stored before prompt entry counts were stored at publish get them in the background, so
+ * the next process renders /prompt without tokenizing them (this one has them remembered once used).
+ */
+export async function backfillPromptTokens(app: FastifyInstance): Promise<void> {
+  try {
+    const started = Date.now();
+    const filled = await app.repositories.skills.fillPromptTokens();
+    if (filled > 0) {
+      app.log.info(
+        { versions: filled, ms: Date.now() - started },
+        'stored the prompt token counts of older versions',
+      );
+    }
+  } catch (error) {
+    app.log.warn(
+      { err: error },
+      'could not store the prompt token counts of older versions; renderings count them',
+    );
+  }
 }
 
 /**

@@ -6,6 +6,7 @@ import { applyDelta, type CatalogueSnapshot } from '../src/cache/agent-catalogue
 import type { Database } from '../src/db/client.js';
 import { clearEntryTokenMemo, promptEntryTokens } from '../src/render/prompt.js';
 import { countTokens } from '../src/render/token-count.js';
+import { backfillPromptTokens } from '../src/server.js';
 import type { AgentCatalogueEntry } from '../src/storage/skills-repository.js';
 import { files, publish, skillMd, uniqueName } from './helpers/bundles.js';
 import {
@@ -199,6 +200,26 @@ describe('the in-memory agent catalogue behind /prompt and /tools', () => {
       expect(res.statusCode).toBe(200);
       expect(Number(res.headers['x-prompt-tokens']), format).toBe(countTokens(res.body));
     }
+  });
+
+  it('backfills the counts of versions stored without them, once', async () => {
+    const { app, database } = ctx;
+    const name = uniqueName('backfill');
+    expect((await publish(app, bundle(name, 'Stored before counts existed.'))).statusCode).toBe(201);
+    const columns = sql`select tokens_prompt_xml as xml, tokens_prompt_markdown as markdown,
+      tokens_prompt_name as listed from skill_versions where name = ${name}`;
+    const read = async () =>
+      (
+        (await database.db.execute(columns)) as unknown as {
+          rows: { xml: number | null; markdown: number | null; listed: number | null }[];
+        }
+      ).rows[0];
+    await database.db.execute(sql`update skill_versions set tokens_prompt_xml = null,
+      tokens_prompt_markdown = null, tokens_prompt_name = null where name = ${name}`);
+    expect(await read()).toEqual({ xml: null, markdown: null, listed: null });
+    await backfillPromptTokens(app);
+    expect(await read()).toEqual(promptEntryTokens(name, 'Stored before counts existed.'));
+    expect(await app.repositories.skills.fillPromptTokens()).toBe(0);
   });
 
   it('serves searches and other tags from the database, as before', async () => {

@@ -1,3 +1,4 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { and, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
 import { writeTarGz, writeZip } from '../bundle/archive-write.js';
 import { fileDigest } from '../bundle/digest.js';
@@ -662,6 +663,47 @@ export class SkillsRepository {
    * `format`, or null when that archive has not been built yet. Bodies are not loaded: this backs the
    * discovery index, which must stay cheap however many skills there are.
    */
+  /**
+   * Stores the prompt entry counts of tagged versions that have none (stored before the counts
+   * existed), `batch` at a time, giving the event loop a turn after each batch. Answers how many
+   * versions got counts. Names whose entries are counted whole keep none and are not asked for again.
+   */
+  async fillPromptTokens(batch = 100): Promise<number> {
+    let filled = 0;
+    let after = '00000000-0000-0000-0000-000000000000';
+    for (;;) {
+      const rows = await this.db
+        .select({ id: skillVersions.id, name: skillVersions.name, description: skillVersions.description })
+        .from(skillVersions)
+        .where(
+          and(
+            isNull(skillVersions.tokensPromptName),
+            sql`${skillVersions.id} > ${after}`,
+            sql`exists (select 1 from ${distTags} where ${distTags.versionId} = ${skillVersions.id})`,
+          ),
+        )
+        .orderBy(skillVersions.id)
+        .limit(batch);
+      if (rows.length === 0) return filled;
+      after = rows.at(-1)!.id;
+      const counted = rows.flatMap((row) => {
+        const counts = promptEntryTokens(row.name, row.description);
+        return counts
+          ? [sql`(${row.id}::uuid, ${counts.xml}::int, ${counts.markdown}::int, ${counts.listed}::int)`]
+          : [];
+      });
+      if (counted.length > 0) {
+        await this.db.execute(sql`
+          update ${skillVersions} set tokens_prompt_xml = counted.xml,
+            tokens_prompt_markdown = counted.markdown, tokens_prompt_name = counted.listed
+          from (values ${sql.join(counted, sql`, `)}) as counted(id, xml, markdown, listed)
+          where ${skillVersions.id} = counted.id`);
+        filled += counted.length;
+      }
+      await yieldToEventLoop();
+    }
+  }
+
   /** Current versions without a stored archive in `format` (what a backfill builds); cheap when none. */
   async missingArchives(format: ArchiveFormat): Promise<Pick<CurrentArchive, 'versionId' | 'totalSize'>[]> {
     return this.db
