@@ -99,6 +99,10 @@ export async function selectAgentSkills(
     names,
     ...(options.descriptions === false ? { descriptions: false } : {}),
   });
+  if (!names) {
+    const known = invocableOf.get(entries);
+    if (known) return known;
+  }
   const skills: AgentSkill[] = [];
   const omitted: OmittedSkill[] = [];
   for (const entry of entries) {
@@ -112,8 +116,14 @@ export async function selectAgentSkills(
     const found = new Set(entries.map((entry) => entry.name));
     for (const name of names) if (!found.has(name)) omitted.push({ name, reason: 'not-found' });
   }
-  return { skills, omitted };
+  const selected = { skills, omitted };
+  // The same catalogue snapshot gives the same selection: the same arrays, which lets renderings
+  // reuse what they computed for it (drop orders).
+  if (!names) invocableOf.set(entries, selected);
+  return selected;
 }
+
+const invocableOf = new WeakMap<readonly AgentSkill[], SelectedSkills>();
 
 export type PromptStyle = 'xml' | 'markdown';
 
@@ -482,18 +492,41 @@ const SLACK = 16;
  * Budgets drop the least recently loaded skill first (never loaded counts as least recent), then the
  * longest entry, then by name so the answer is deterministic.
  */
-function dropOrder(skills: readonly PromptSkill[], entryTokens: Float64Array): number[] {
+function dropOrder(skills: readonly PromptSkill[], entryTokens: Float64Array): Int32Array {
   const loaded = new Float64Array(skills.length);
   for (let i = 0; i < skills.length; i++) {
     loaded[i] = skills[i]!.lastLoadedAt?.getTime() ?? Number.NEGATIVE_INFINITY;
   }
-  return skills
-    .map((_, index) => index)
-    .sort((a, b) => {
-      if (loaded[a] !== loaded[b]) return loaded[a]! < loaded[b]! ? -1 : 1;
-      if (entryTokens[a] !== entryTokens[b]) return entryTokens[b]! - entryTokens[a]!;
-      return skills[a]!.name < skills[b]!.name ? -1 : 1;
-    });
+  const order = new Int32Array(skills.length);
+  for (let i = 0; i < order.length; i++) order[i] = i;
+  return order.sort((a, b) => {
+    if (loaded[a] !== loaded[b]) return loaded[a]! < loaded[b]! ? -1 : 1;
+    if (entryTokens[a] !== entryTokens[b]) return entryTokens[b]! - entryTokens[a]!;
+    return skills[a]!.name < skills[b]!.name ? -1 : 1;
+  });
+}
+
+/**
+ * Drop orders of recent selections by layout. A selection that did not change is the same array
+ * (the in-memory agent catalogue's snapshot, see selectAgentSkills), so renderings with other budgets
+ * reuse its order instead of sorting the catalogue again.
+ */
+const dropOrders = new WeakMap<readonly PromptSkill[], Map<string, Int32Array>>();
+
+function dropOrderFor(
+  skills: readonly PromptSkill[],
+  entryTokens: Float64Array,
+  options: PromptOptions,
+): Int32Array {
+  const key = `${options.style}|${options.baseUrl}|${options.tag ?? ''}`;
+  let byLayout = dropOrders.get(skills);
+  const known = byLayout?.get(key);
+  if (known) return known;
+  const order = dropOrder(skills, entryTokens);
+  if (!byLayout) dropOrders.set(skills, (byLayout = new Map()));
+  if (byLayout.size >= 8) byLayout.clear();
+  byLayout.set(key, order);
+  return order;
 }
 
 /**
@@ -593,26 +626,43 @@ export async function buildPrompt(
   if (full) return await finish(full.rendered, full.tokens, []);
   const budgeted = budget!;
 
-  // Drop skills in order until the fragment fits, every dropped skill named.
-  const order = dropOrder(skills, entryTokens);
-  const dropped: number[] = [];
-  let keptTokens = total;
-  let last = n - 1;
-  let listedTotal = 0;
-  for (const index of order) {
-    kept[index] = 0;
-    dropped.push(index);
-    keptTokens -= entryTokens[index]!;
-    while (last >= 0 && !kept[last]) last -= 1;
-    listedTotal += layout.listedTokens(index);
-    const line = omittedLineTokens(dropped.length, dropped.length, listedTotal);
-    const computed = layout.total(keptTokens, lastOf(last), line);
-    if (computed <= budgeted + SLACK) {
-      const fit = await accept(computed, () => render());
-      if (fit) return await finish(fit.rendered, fit.tokens, dropped);
-    }
+  // Drop skills in order until the fragment fits, every dropped skill named. Dropping a skill always
+  // saves tokens (its entry holds its name twice and more; the omitted line gains the name and a
+  // comma), so the first count of dropped skills that may fit is found by bisection over prefix sums
+  // in drop order, and only candidates from there on are rendered.
+  const order = dropOrderFor(skills, entryTokens, options);
+  const droppedEntries = new Float64Array(n + 1);
+  const droppedNames = new Float64Array(n + 1);
+  for (let k = 0; k < n; k++) {
+    const index = order[k]!;
+    droppedEntries[k + 1] = droppedEntries[k]! + entryTokens[index]!;
+    droppedNames[k + 1] = droppedNames[k]! + layout.listedTokens(index);
     if (slicer.due()) await slicer.pause();
   }
+  // lastKept[k]: the last skill in catalogue order still listed once the first k are dropped (-1: none).
+  const lastKept = new Int32Array(n + 1);
+  lastKept[n] = -1;
+  for (let k = n - 1; k >= 0; k--) lastKept[k] = Math.max(order[k]!, lastKept[k + 1]!);
+  const computedAfter = (k: number) =>
+    layout.total(total - droppedEntries[k]!, lastOf(lastKept[k]!), omittedLineTokens(k, k, droppedNames[k]!));
+  let low = 1;
+  let high = n;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (computedAfter(middle) <= budgeted + SLACK) high = middle;
+    else low = middle + 1;
+  }
+  let applied = 0;
+  for (let k = low; k <= n; k++) {
+    const computed = computedAfter(k);
+    if (computed > budgeted + SLACK) continue;
+    for (; applied < k; applied++) kept[order[applied]!] = 0;
+    const fit = await accept(computed, () => render());
+    if (fit) return await finish(fit.rendered, fit.tokens, Array.from(order.subarray(0, k)));
+    if (slicer.due()) await slicer.pause();
+  }
+  for (; applied < n; applied++) kept[order[applied]!] = 0;
+  const dropped = Array.from(order);
 
   // Every skill dropped and the names alone do not fit: spell out as many of them as fit.
   const prefix = new Float64Array(n + 1);
