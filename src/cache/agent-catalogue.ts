@@ -1,6 +1,11 @@
-import type { AgentCatalogueQuery, AgentCatalogueSource, AgentSkill } from '../render/prompt.js';
+import type {
+  AgentCatalogueQuery,
+  AgentCatalogueSource,
+  AgentSkill,
+  PromptEntryTokens,
+} from '../render/prompt.js';
 import {
-  type AgentCatalogueDelta,
+  type AgentCatalogueEntry,
   LATEST,
   type SkillsRepository,
   type StateRevisions,
@@ -26,6 +31,67 @@ export interface CatalogueSnapshot extends StateRevisions {
   readonly entries: readonly AgentSkill[];
 }
 
+/**
+ * One skill of the copy, in about 300 bytes rather than the 700 of the row as read: numbers and the
+ * stored prompt counts are fields of the entry itself (it is its own PromptEntryTokens), the digest is
+ * kept only when there are no stored counts (renderings then remember counts by digest), and version
+ * strings are shared.
+ */
+class MirroredSkill implements AgentSkill {
+  readonly digest: string | undefined;
+  xml: number;
+  markdown: number;
+  listed: number;
+
+  constructor(
+    entry: AgentCatalogueEntry,
+    readonly version: string,
+  ) {
+    this.name = entry.name;
+    this.description = entry.description;
+    this.disableModelInvocation = entry.disableModelInvocation;
+    this.bodyTokens = entry.tokens.body;
+    this.loadedAt = entry.lastLoadedAt?.getTime() ?? -1;
+    const counts = entry.promptTokens;
+    this.digest = counts ? undefined : entry.digest;
+    this.xml = counts?.xml ?? -1;
+    this.markdown = counts?.markdown ?? -1;
+    this.listed = counts?.listed ?? -1;
+  }
+
+  readonly name: string;
+  readonly description: string;
+  readonly disableModelInvocation: string | null;
+  private readonly bodyTokens: number;
+  /** Milliseconds since the epoch; -1 when never loaded. */
+  private readonly loadedAt: number;
+
+  get tokens(): { body: number } {
+    return { body: this.bodyTokens };
+  }
+
+  get lastLoadedAt(): Date | null {
+    return this.loadedAt < 0 ? null : new Date(this.loadedAt);
+  }
+
+  get promptTokens(): PromptEntryTokens | null {
+    return this.digest === undefined ? this : null;
+  }
+}
+
+/** Shares version strings between entries ("1.0.0" is one string, not 100,000). */
+class Interner {
+  private readonly strings = new Map<string, string>();
+
+  get(value: string): string {
+    const known = this.strings.get(value);
+    if (known !== undefined) return known;
+    if (this.strings.size >= 4096) this.strings.clear();
+    this.strings.set(value, value);
+    return value;
+  }
+}
+
 export interface AgentCatalogueOptions {
   /**
    * Ask the database on every read (at least a catch-up statement), as when the read cache is off;
@@ -40,6 +106,7 @@ export class AgentCatalogueMirror implements AgentCatalogueSource {
   private running: Promise<CatalogueSnapshot> | undefined;
   private queued: Promise<CatalogueSnapshot> | undefined;
   private closed = false;
+  private readonly versions = new Interner();
 
   constructor(
     private readonly skills: SkillsRepository,
@@ -115,12 +182,17 @@ export class AgentCatalogueMirror implements AgentCatalogueSource {
     const base = this.held;
     if (!base) {
       const full = await this.skills.agentCatalogueSince(LATEST);
-      const entries = full.entries as AgentSkill[];
+      const entries = this.compact(full.entries);
+      full.entries.length = 0; // the rows can go while the copy is sorted
       entries.sort(byName);
       return this.keep({ revision: full.revision, loadsRevision: full.loadsRevision, entries });
     }
     const delta = await this.skills.agentCatalogueSince(LATEST, base);
-    return this.keep(applyDelta(base, delta));
+    return this.keep(applyDelta(base, { ...delta, entries: this.compact(delta.entries) }));
+  }
+
+  private compact(entries: readonly AgentCatalogueEntry[]): AgentSkill[] {
+    return entries.map((entry) => new MirroredSkill(entry, this.versions.get(entry.version)));
   }
 
   private keep(snapshot: CatalogueSnapshot): CatalogueSnapshot {
@@ -155,7 +227,10 @@ function indexOf(entries: readonly { name: string }[], name: string): number {
  * The snapshot after `delta` (every skill changed since `base`, with its current entry or removed):
  * changed entries are replaced in a copy, removed ones dropped and new names merged in order.
  */
-export function applyDelta(base: CatalogueSnapshot, delta: AgentCatalogueDelta): CatalogueSnapshot {
+export function applyDelta(
+  base: CatalogueSnapshot,
+  delta: StateRevisions & { entries: readonly AgentSkill[]; removed: readonly string[] },
+): CatalogueSnapshot {
   const revisions = {
     revision: Math.max(base.revision, delta.revision),
     loadsRevision: Math.max(base.loadsRevision, delta.loadsRevision),
@@ -165,7 +240,7 @@ export function applyDelta(base: CatalogueSnapshot, delta: AgentCatalogueDelta):
   const entries = base.entries.slice() as (AgentSkill | undefined)[];
   const added: AgentSkill[] = [];
   let dropped = 0;
-  for (const entry of delta.entries as AgentSkill[]) {
+  for (const entry of delta.entries) {
     const at = indexOf(base.entries, entry.name);
     if (at >= 0) entries[at] = entry;
     else added.push(entry);

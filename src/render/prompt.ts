@@ -523,7 +523,10 @@ function dropOrderFor(
   const known = byLayout?.get(key);
   if (known) return known;
   const order = dropOrder(skills, entryTokens);
-  if (!byLayout) dropOrders.set(skills, (byLayout = new Map()));
+  if (!byLayout) {
+    byLayout = new Map();
+    dropOrders.set(skills, byLayout);
+  }
   if (byLayout.size >= 8) byLayout.clear();
   byLayout.set(key, order);
   return order;
