@@ -162,11 +162,10 @@ function renderEntry(skill: PromptSkill, options: PromptOptions): string {
   return `<skill>\n<name>${escapeXml(skill.name)}</name>\n<description>${escapeXml(skill.description)}</description>\n<location>${escapeXml(location)}</location>\n</skill>\n`;
 }
 
-/** The line naming skills left out for the budget; `listed` caps how many names it spells out. */
-function omittedLine(names: readonly string[], listed = names.length): string {
-  if (names.length === 0) return '';
-  const shown = names.slice(0, listed);
-  const rest = names.length - shown.length;
+/** The line naming skills left out for the budget: `shown` spelled out, of `total` left out. */
+function omittedLine(shown: readonly string[], total: number): string {
+  if (total === 0) return '';
+  const rest = total - shown.length;
   if (shown.length === 0) return unlistedLine(rest);
   return `Also available but not described here, to save space (load them by name): ${shown.join(', ')}${rest > 0 ? ` and ${rest} more` : ''}.\n`;
 }
@@ -567,6 +566,8 @@ export async function buildPrompt(
     const chunks: string[] = [];
     let chunk: string[] = [];
     const names: string[] = [];
+    const spelled = listed ?? n;
+    let left = 0;
     for (let i = 0; i < n; i++) {
       if (kept[i]) {
         chunk.push(renderEntry(skills[i]!, options));
@@ -575,18 +576,19 @@ export async function buildPrompt(
           chunk = [];
         }
       } else {
-        names.push(skills[i]!.name);
+        if (left < spelled) names.push(skills[i]!.name);
+        left += 1;
       }
       if (slicer.due()) await slicer.pause();
     }
     if (chunk.length > 0) chunks.push(chunk.join(''));
-    const parts = assemble(chunks, omittedLine(names, listed), options);
+    const parts = assemble(chunks, omittedLine(names, left), options);
     return { prompt: concatenate(parts), parts };
   };
   const finish = async (
     { prompt, parts }: Rendered,
     tokens: number,
-    dropped: readonly number[],
+    dropped: ArrayLike<number>,
   ): Promise<PromptResult> => {
     const included: IncludedSkill[] = [];
     for (let i = 0; i < n; i++) {
@@ -600,8 +602,22 @@ export async function buildPrompt(
         tokens: { entry: entryTokens[i]!, body: skill.tokens.body },
       });
     }
-    const omitted = dropped.map((index) => ({ name: skills[index]!.name, reason: 'budget' as const }));
-    return { prompt, parts, tokens, included, omitted };
+    // Only the JSON layout lists what was dropped (at 100,000 skills and a small budget, nearly all):
+    // the list is made when asked for.
+    let omitted: OmittedSkill[] | undefined;
+    return {
+      prompt,
+      parts,
+      tokens,
+      included,
+      get omitted() {
+        omitted ??= Array.from(dropped, (index) => ({
+          name: skills[index]!.name,
+          reason: 'budget' as const,
+        }));
+        return omitted;
+      },
+    };
   };
   /**
    * Whether a candidate fits: by its computed count, confirmed by a whole count when the text is small
@@ -661,11 +677,11 @@ export async function buildPrompt(
     if (computed > budgeted + SLACK) continue;
     for (; applied < k; applied++) kept[order[applied]!] = 0;
     const fit = await accept(computed, () => render());
-    if (fit) return await finish(fit.rendered, fit.tokens, Array.from(order.subarray(0, k)));
+    if (fit) return await finish(fit.rendered, fit.tokens, order.subarray(0, k));
     if (slicer.due()) await slicer.pause();
   }
   for (; applied < n; applied++) kept[order[applied]!] = 0;
-  const dropped = Array.from(order);
+  const dropped = order;
 
   // Every skill dropped and the names alone do not fit: spell out as many of them as fit.
   const prefix = new Float64Array(n + 1);
