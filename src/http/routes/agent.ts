@@ -19,10 +19,11 @@ import {
   sendJson,
 } from '../caching.js';
 import { problemResponses } from '../problem.js';
+import { withoutNul } from '../schemas.js';
 
 /** `name` may repeat (?name=a&name=b) or hold a comma-separated list; skill names never contain commas. */
 const namesQuery = z
-  .union([z.string().max(4000), z.array(z.string().max(4000)).max(500)])
+  .union([withoutNul(z.string().max(4000)), z.array(withoutNul(z.string().max(4000))).max(500)])
   .optional()
   .transform((value) =>
     value === undefined
@@ -36,8 +37,10 @@ const namesQuery = z
 
 const selectionQuery = z.object({
   name: namesQuery,
-  tag: z.string().max(64).optional().describe('Dist-tag whose versions are listed (default latest)'),
-  q: z.string().max(200).optional().describe('Full-text search over names and descriptions'),
+  tag: withoutNul(z.string().max(64))
+    .optional()
+    .describe('Dist-tag whose versions are listed (default latest)'),
+  q: withoutNul(z.string().max(200)).optional().describe('Full-text search over names and descriptions'),
 });
 
 const omittedSchema = z.object({
