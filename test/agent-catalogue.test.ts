@@ -199,6 +199,29 @@ describe('the in-memory agent catalogue behind /prompt and /tools', () => {
       const res = await app.inject(`/prompt?format=${format}&${selection}`);
       expect(res.statusCode).toBe(200);
       expect(Number(res.headers['x-prompt-tokens']), format).toBe(countTokens(res.body));
+      // The copy keeps no descriptions; the rendering fetched those it lists.
+      expect(res.body).toContain(format === 'xml' ? 'flags risky changes.' : 'mit Glossar, 日本語 too.');
+    }
+    const { entries } = await app.readCache.agentCatalogue.snapshot();
+    const held = entries.filter((entry) => entry.name.startsWith(stem));
+    expect(held).toHaveLength(3);
+    for (const entry of held) expect(entry.description).toBeUndefined();
+    // The smallest budget that lists one of the three describes that one only, and names the others.
+    const markers = ['risky', 'Glossar', 'odd'];
+    let fit: { prompt: string; included: { name: string }[] } | undefined;
+    for (let budget = 150; budget < 2000 && !fit; budget += 5) {
+      const res = await app.inject(`/prompt?format=json&${selection}&budget=${budget}`);
+      const body = res.json() as { prompt: string; included: { name: string }[] };
+      if (res.statusCode === 200 && body.included.length === 1) fit = body;
+    }
+    expect(fit).toBeDefined();
+    const listed = names.indexOf(fit!.included[0]!.name);
+    for (const [i, marker] of markers.entries()) {
+      if (i === listed) expect(fit!.prompt).toContain(marker);
+      else {
+        expect(fit!.prompt).not.toContain(marker);
+        expect(fit!.prompt).toContain(names[i]);
+      }
     }
   });
 

@@ -32,10 +32,11 @@ export interface CatalogueSnapshot extends StateRevisions {
 }
 
 /**
- * One skill of the copy, in about 300 bytes rather than the 700 of the row as read: numbers and the
- * stored prompt counts are fields of the entry itself (it is its own PromptEntryTokens), the digest is
- * kept only when there are no stored counts (renderings then remember counts by digest), and version
- * strings are shared.
+ * One skill of the copy, in about 150 bytes rather than the 700 of the row as read, whatever the
+ * length of its description: the description is not kept (renderings ask describe() for the few they
+ * list), numbers and the stored prompt counts are fields of the entry itself (it is its own
+ * PromptEntryTokens), and version strings are shared. A version without stored counts keeps its
+ * description and digest: renderings count its entry and remember the count by digest.
  */
 class MirroredSkill implements AgentSkill {
   readonly digest: string | undefined;
@@ -53,6 +54,7 @@ class MirroredSkill implements AgentSkill {
     this.bodyTokens = entry.tokens.body;
     this.loadedAt = entry.lastLoadedAt?.getTime() ?? -1;
     const counts = entry.promptTokens;
+    this.description = counts ? undefined : entry.description;
     this.digest = counts ? undefined : entry.digest;
     this.xml = counts?.xml ?? -1;
     this.markdown = counts?.markdown ?? -1;
@@ -60,7 +62,7 @@ class MirroredSkill implements AgentSkill {
   }
 
   readonly name: string;
-  readonly description: string;
+  readonly description: string | undefined;
   readonly disableModelInvocation: string | null;
   private readonly bodyTokens: number;
   /** Milliseconds since the epoch; -1 when never loaded. */
@@ -128,6 +130,14 @@ export class AgentCatalogueMirror implements AgentCatalogueSource {
       if (at >= 0) found.push(entries[at]!);
     }
     return found.sort(byName);
+  }
+
+  /**
+   * Descriptions of skills of the copy, by name (PromptOptions.describe): versions are immutable, so
+   * the description of the version an entry names is the one it had when the entry was read.
+   */
+  describe(skills: readonly Pick<AgentSkill, 'name' | 'version'>[]): Promise<Map<string, string>> {
+    return this.skills.descriptionsOf(skills);
   }
 
   /** The copy, at least as current as the catalogue state this process knows of. */

@@ -13,7 +13,11 @@ import { escapeXml } from './xml.js';
 /** What the fragment needs to know about one skill. */
 export interface PromptSkill {
   name: string;
-  description: string;
+  /**
+   * Absent when the source keeps descriptions out of memory: renderings then ask
+   * PromptOptions.describe for the ones they list. Present whenever promptTokens is absent.
+   */
+  description?: string;
   version: string;
   /**
    * The version's digest. With the name (and the layout) it fixes the skill's entry, so the entry's
@@ -133,6 +137,8 @@ export interface PromptOptions {
   baseUrl: string;
   /** The dist-tag the selection used; locations then read that tag instead of latest. */
   tag?: string;
+  /** Descriptions, by name, of skills given without one (only those a rendering lists are asked for). */
+  describe?: (skills: readonly PromptSkill[]) => Promise<ReadonlyMap<string, string>>;
 }
 
 /** The absolute layer-2 URL of a skill, which `<location>` carries. */
@@ -154,12 +160,18 @@ function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
 
-function renderEntry(skill: PromptSkill, options: PromptOptions): string {
+function renderEntry(skill: PromptSkill, options: PromptOptions, description = known(skill)): string {
   const location = skillLocation(options.baseUrl, skill.name, options.tag);
   if (options.style === 'markdown') {
-    return `- **${skill.name}**: ${oneLine(skill.description)} (location: ${location})\n`;
+    return `- **${skill.name}**: ${oneLine(description)} (location: ${location})\n`;
   }
-  return `<skill>\n<name>${escapeXml(skill.name)}</name>\n<description>${escapeXml(skill.description)}</description>\n<location>${escapeXml(location)}</location>\n</skill>\n`;
+  return `<skill>\n<name>${escapeXml(skill.name)}</name>\n<description>${escapeXml(description)}</description>\n<location>${escapeXml(location)}</location>\n</skill>\n`;
+}
+
+/** The description a skill carries; one without it must have been described for the rendering. */
+function known(skill: PromptSkill): string {
+  if (skill.description === undefined) throw new Error(`no description for ${skill.name}`);
+  return skill.description;
 }
 
 /** The line naming skills left out for the budget: `shown` spelled out, of `total` left out. */
@@ -377,7 +389,7 @@ class Layout {
     const splits =
       digest !== undefined &&
       PLAIN_NAME.test(name) &&
-      (this.options.style === 'xml' || NOT_BLANK.test(skill.description));
+      (this.options.style === 'xml' || NOT_BLANK.test(known(skill)));
     if (!splits) {
       this.memoized[index] = null;
       return countTokens(renderEntry(skill, this.options));
@@ -385,10 +397,10 @@ class Layout {
     const counts = countsOf(name, digest);
     this.memoized[index] = counts;
     if (this.options.style === 'markdown') {
-      if (counts.markdown < 0) counts.markdown = markdownPartTokens(name, skill.description);
+      if (counts.markdown < 0) counts.markdown = markdownPartTokens(name, known(skill));
       return this.entryFixed + counts.markdown;
     }
-    if (counts.xml < 0) counts.xml = xmlPartTokens(name, skill.description);
+    if (counts.xml < 0) counts.xml = xmlPartTokens(name, known(skill));
     return this.entryFixed + counts.xml;
   }
 
@@ -561,7 +573,21 @@ export async function buildPrompt(
    * The fragment for the current `kept`; the omitted line names the first `listed` of the others (in
    * catalogue order, as the entries are), or all of them.
    */
+  // Descriptions fetched for this rendering (skills given without one); a later candidate lists a
+  // subset of an earlier one's skills, so each is fetched at most once.
+  const described = new Map<string, string>();
+  const describeKept = async (): Promise<void> => {
+    const missing: PromptSkill[] = [];
+    for (let i = 0; i < n; i++) {
+      const skill = skills[i]!;
+      if (kept[i] && skill.description === undefined && !described.has(skill.name)) missing.push(skill);
+    }
+    if (missing.length === 0) return;
+    if (!options.describe) throw new Error('skills without descriptions need PromptOptions.describe');
+    for (const [name, description] of await options.describe(missing)) described.set(name, description);
+  };
   const render = async (listed?: number): Promise<Rendered> => {
+    await describeKept();
     // Entries are joined a thousand at a time, so no single step copies the whole list.
     const chunks: string[] = [];
     let chunk: string[] = [];
@@ -570,7 +596,8 @@ export async function buildPrompt(
     let left = 0;
     for (let i = 0; i < n; i++) {
       if (kept[i]) {
-        chunk.push(renderEntry(skills[i]!, options));
+        const skill = skills[i]!;
+        chunk.push(renderEntry(skill, options, skill.description ?? described.get(skill.name) ?? ''));
         if (chunk.length === 1000) {
           chunks.push(chunk.join(''));
           chunk = [];

@@ -541,6 +541,28 @@ export class SkillsRepository {
     return { ...revisions, entries, removed };
   }
 
+  /** The descriptions of the given versions, by skill name (one version per name). */
+  async descriptionsOf(versions: readonly { name: string; version: string }[]): Promise<Map<string, string>> {
+    const found = new Map<string, string>();
+    // 2,000 pairs are 4,000 parameters, well under PostgreSQL's 65,535 per statement.
+    for (let start = 0; start < versions.length; start += 2000) {
+      const wanted = sql.join(
+        versions.slice(start, start + 2000).map(({ name, version }) => sql`(${name}, ${version})`),
+        sql`, `,
+      );
+      const result = await this.db.execute(sql`
+        select wanted.name as name, ${skillVersions.description} as description
+        from (values ${wanted}) as wanted(name, version)
+        inner join ${skills} on ${skills.name} = wanted.name
+        inner join ${skillVersions}
+          on ${skillVersions.skillId} = ${skills.id} and ${skillVersions.version} = wanted.version`);
+      const rows = (result as unknown as { rows: { name: string; description: string }[] }).rows;
+      for (const row of rows) found.set(row.name, row.description);
+      releaseRows(rows);
+    }
+    return found;
+  }
+
   /**
    * Changes whenever recorded loads are written. Load counts do not bump the catalogue revision (reads
    * must not write it), so renderings ordered by recency of use add this to their ETag.

@@ -253,6 +253,7 @@ const agentRoutes: FastifyPluginAsyncZod = async (app) => {
           baseUrl,
           tag: selection.tag,
           budget,
+          describe: (listed) => cache.agentCatalogue.describe(listed),
         });
         const body =
           format === 'json'
