@@ -209,14 +209,21 @@ function syntheticBody(i: number, name: string, bytes: number): string {
   return body;
 }
 
-/** Deterministic skill i: a name, a description of ~150 characters and a body of about `bodyBytes`. */
+/** Words for the second sentence of a description that no bench search asks for. */
+const TRAITS = ['checklist', 'review', 'cleanup', 'hardening', 'upgrade', 'audit', 'tuning', 'rollout'];
+
+/**
+ * Deterministic skill i: a name, a description of about 300 characters (the average of the 248 real
+ * skills in the shared corpus is 306) and a body of about `bodyBytes`. The second sentence repeats
+ * only words of the first and TRAITS, so searches match the same skills as with the first alone.
+ */
 export function syntheticSkill(i: number, bodyBytes = 4_096): { name: string; text: string } {
   const a = pick(TOPICS, i);
   const b = pick(TOPICS, Math.floor(i / TOPICS.length) + 7);
   const verb = pick(VERBS, Math.floor(i / 3));
   const noun = pick(NOUNS, Math.floor(i / 7));
   const name = `${a}-${verb}-${i.toString(36)}`;
-  const description = `Use when asked to ${verb} ${a} ${noun} or ${b} ${noun}; covers conventions, checks and common mistakes (variant ${i}).`;
+  const description = `Use when asked to ${verb} ${a} ${noun} or ${b} ${noun}; covers conventions, checks and common mistakes (variant ${i}). It reads the project layout first, confirms before anything destructive, and explains each change with the files touched and the commands run; phrases: "${verb} the ${a} ${noun}", "${a} ${noun} ${pick(TRAITS, i)}".`;
   const body = `${syntheticBody(i, name, bodyBytes - 200)}When you ${verb} ${a} ${noun}, check the ${b} integration and run the tests before finishing.\n`;
   const text = `---\nname: ${name}\ndescription: ${JSON.stringify(description)}\nmetadata:\n  version: "1.0.0"\n---\n\n${body}`;
   return { name, text };
