@@ -1,0 +1,327 @@
+import { notModifiedWithoutCache, problemOf, RegistryError } from './errors.js';
+import {
+  DEFAULT_RETRY,
+  isRetryableNetworkError,
+  networkErrorCode,
+  type RetryOptions,
+  retryDelay,
+  sleep,
+  statusText,
+} from './retry.js';
+import type {
+  CatalogueItem,
+  CataloguePage,
+  Fetched,
+  PublishResult,
+  Selector,
+  SkillContentJson,
+  SkillDetail,
+  TagMoveResult,
+  TokenSummary,
+  UploadBody,
+  VersionSummary,
+  YankResult,
+} from './types.js';
+
+export interface ClientOptions {
+  /** Base URL, e.g. http://127.0.0.1:3000 */
+  url: string;
+  token?: string;
+  fetch?: typeof fetch;
+  /** Extra headers on every request (e.g. a user agent). */
+  headers?: Record<string, string>;
+  /** How many GET answers to keep for revalidation (least recently used are dropped). Default 256; 0 disables. */
+  cacheSize?: number;
+  /** Retrying of 429, 503 and failed connections; `false` (or `{ retries: 0 }`) turns it off. */
+  retry?: RetryOptions | false;
+}
+
+interface CachedResponse {
+  etag: string;
+  status: number;
+  headers: [string, string][];
+  body: Uint8Array;
+}
+
+const CONTENT_TYPES: Record<'tar.gz' | 'zip' | 'markdown', string> = {
+  'tar.gz': 'application/gzip',
+  zip: 'application/zip',
+  markdown: 'text/markdown',
+};
+
+function query(params: Record<string, string | number | string[] | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value === undefined) continue;
+    for (const item of Array.isArray(value) ? value : [value]) search.append(key, String(item));
+  }
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}
+
+function encodePath(path: string): string {
+  return path.split('/').map(encodeURIComponent).join('/');
+}
+
+export class SkillRegistryClient {
+  private readonly base: string;
+  private readonly fetchImpl: typeof fetch;
+  private readonly cache = new Map<string, CachedResponse>();
+  private readonly cacheSize: number;
+
+  constructor(private readonly options: ClientOptions) {
+    this.base = options.url.replace(/\/+$/, '');
+    this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.cacheSize = options.cacheSize ?? 256;
+  }
+
+  /** Forgets every cached answer: the next reads are unconditional. */
+  clearCache(): void {
+    this.cache.clear();
+  }
+
+  // ---- layer 1 -------------------------------------------------------------------------------
+
+  listSkills(params: { q?: string; tag?: string; limit?: number; cursor?: string } = {}) {
+    return this.getJson<CataloguePage>(`/skills${query(params)}`);
+  }
+
+  /** Every page of the catalogue. */
+  async listAllSkills(params: { q?: string; tag?: string } = {}): Promise<CatalogueItem[]> {
+    const items: CatalogueItem[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = (await this.listSkills({ ...params, limit: 500, cursor })).value;
+      items.push(...page.items);
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    return items;
+  }
+
+  getSkill(name: string, selector: Selector = {}) {
+    return this.getJson<SkillDetail>(`/skills/${encodeURIComponent(name)}${query({ ...selector })}`);
+  }
+
+  listVersions(name: string) {
+    return this.getJson<VersionSummary[]>(`/skills/${encodeURIComponent(name)}/versions`);
+  }
+
+  // ---- layer 2 and 3 -------------------------------------------------------------------------
+
+  async getContent(name: string, selector: Selector & { arguments?: string } = {}): Promise<Fetched<string>> {
+    const fetched = await this.getBytes(
+      `/skills/${encodeURIComponent(name)}/content${query({ ...selector })}`,
+    );
+    return { ...fetched, value: new TextDecoder().decode(fetched.value) };
+  }
+
+  getContentJson(name: string, selector: Selector & { arguments?: string } = {}) {
+    return this.getJson<SkillContentJson>(
+      `/skills/${encodeURIComponent(name)}/content${query({ ...selector, format: 'json' })}`,
+    );
+  }
+
+  getFile(name: string, path: string, selector: Selector = {}) {
+    return this.getBytes(
+      `/skills/${encodeURIComponent(name)}/files/${encodePath(path)}${query({ ...selector })}`,
+    );
+  }
+
+  getBundle(name: string, selector: Selector & { format?: 'tar.gz' | 'zip' } = {}) {
+    return this.getBytes(`/skills/${encodeURIComponent(name)}/bundle${query({ ...selector })}`);
+  }
+
+  // ---- agent-facing --------------------------------------------------------------------------
+
+  async getPrompt(
+    params: { format?: 'xml' | 'markdown'; name?: string[]; tag?: string; q?: string; budget?: number } = {},
+  ): Promise<Fetched<string>> {
+    const fetched = await this.getBytes(`/prompt${query(params)}`);
+    return { ...fetched, value: new TextDecoder().decode(fetched.value) };
+  }
+
+  getTools(params: { provider: 'anthropic' | 'openai'; name?: string[]; tag?: string; q?: string }) {
+    return this.getJson<unknown[]>(`/tools${query(params)}`);
+  }
+
+  // ---- writes --------------------------------------------------------------------------------
+
+  /**
+   * Publishes a bundle. The bytes are held in memory (never a stream), so a retried attempt sends them
+   * again unchanged; retrying is safe because identical content creates nothing the second time.
+   */
+  async publish(body: UploadBody, params: { version?: string; tag?: string; name?: string } = {}) {
+    let payload: () => BodyInit;
+    const headers: Record<string, string> = {};
+    if (body.type === 'files') {
+      const parts = body.files.map((file) => ({
+        path: file.path,
+        blob: new Blob([file.bytes as Uint8Array<ArrayBuffer>]),
+      }));
+      payload = () => {
+        const form = new FormData();
+        for (const part of parts) form.append('files[]', part.blob, part.path);
+        return form;
+      };
+    } else if (body.type === 'markdown') {
+      const text = body.text;
+      payload = () => text;
+      headers['content-type'] = CONTENT_TYPES.markdown;
+    } else {
+      const blob = new Blob([body.bytes as Uint8Array<ArrayBuffer>]);
+      payload = () => blob;
+      headers['content-type'] = CONTENT_TYPES[body.type];
+    }
+    const response = await this.request('POST', `/skills${query(params)}`, {
+      body: payload,
+      headers,
+      idempotent: true,
+    });
+    return (await response.json()) as PublishResult;
+  }
+
+  async setTag(name: string, tag: string, version: string) {
+    const response = await this.request(
+      'PUT',
+      `/skills/${encodeURIComponent(name)}/tags/${encodeURIComponent(tag)}`,
+      { json: { version }, idempotent: true },
+    );
+    return (await response.json()) as TagMoveResult;
+  }
+
+  async yank(name: string, version: string) {
+    const response = await this.request(
+      'DELETE',
+      `/skills/${encodeURIComponent(name)}/versions/${encodeURIComponent(version)}`,
+      { idempotent: true },
+    );
+    return (await response.json()) as YankResult;
+  }
+
+  async createToken(input: { name: string; scopes: TokenSummary['scopes']; expiresInDays?: number }) {
+    // Not idempotent: a second attempt after a lost answer would create a second token.
+    const response = await this.request('POST', '/tokens', { json: input, idempotent: false });
+    return (await response.json()) as TokenSummary & { secret: string };
+  }
+
+  async listTokens() {
+    const response = await this.request('GET', '/tokens', { idempotent: true });
+    return ((await response.json()) as { items: TokenSummary[] }).items;
+  }
+
+  async revokeToken(id: string): Promise<void> {
+    // A repeated revoke after a lost answer would say 404 for a revoke that happened.
+    await this.request('DELETE', `/tokens/${encodeURIComponent(id)}`, { idempotent: false });
+  }
+
+  // ---- plumbing ------------------------------------------------------------------------------
+
+  private async getJson<T>(path: string): Promise<Fetched<T>> {
+    const fetched = await this.getBytes(path);
+    return { ...fetched, value: JSON.parse(new TextDecoder().decode(fetched.value)) as T };
+  }
+
+  /** A GET that revalidates what it has cached and answers 304s from the cache. */
+  async getBytes(path: string): Promise<Fetched<Uint8Array>> {
+    const cached = this.cache.get(path);
+    const headers: Record<string, string> = cached ? { 'if-none-match': cached.etag } : {};
+    const response = await this.request('GET', path, { headers, allowNotModified: true, idempotent: true });
+    if (response.status === 304) {
+      if (!cached) throw new RegistryError(304, notModifiedWithoutCache(path));
+      // Most recently used last, so the oldest entries are the ones dropped.
+      this.cache.delete(path);
+      this.cache.set(path, cached);
+      const merged = new Headers(cached.headers);
+      for (const [key, value] of response.headers) merged.set(key, value);
+      return { value: cached.body, etag: cached.etag, fromCache: true, headers: merged };
+    }
+    const body = new Uint8Array(await response.arrayBuffer());
+    const etag = response.headers.get('etag') ?? undefined;
+    if (etag && this.cacheSize > 0) {
+      this.cache.delete(path);
+      this.cache.set(path, { etag, status: response.status, headers: [...response.headers], body });
+      while (this.cache.size > this.cacheSize) {
+        const oldest = this.cache.keys().next().value;
+        if (oldest === undefined) break;
+        this.cache.delete(oldest);
+      }
+    } else {
+      this.cache.delete(path);
+    }
+    return { value: body, etag, fromCache: false, headers: response.headers };
+  }
+
+  private async request(
+    method: string,
+    path: string,
+    init: {
+      /** A factory when the body must be rebuilt for each attempt (FormData, Blob). */
+      body?: BodyInit | (() => BodyInit);
+      json?: unknown;
+      headers?: Record<string, string>;
+      allowNotModified?: boolean;
+      /** Safe to send again after a connection was lost mid-request (see RetryOptions). */
+      idempotent?: boolean;
+    } = {},
+  ): Promise<Response> {
+    const headers: Record<string, string> = {
+      accept: 'application/json, */*',
+      ...this.options.headers,
+      ...init.headers,
+    };
+    if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
+    let json: string | undefined;
+    if (init.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      json = JSON.stringify(init.json);
+    }
+    const bodyOf = (): BodyInit | undefined =>
+      json ?? (typeof init.body === 'function' ? init.body() : init.body);
+    const retry = this.options.retry === false ? { ...DEFAULT_RETRY, retries: 0 } : this.options.retry;
+    const retries = Math.max(0, Math.floor(retry?.retries ?? DEFAULT_RETRY.retries));
+    const attempts = retries + 1;
+    let waited = 0;
+    for (let attempt = 1; ; attempt += 1) {
+      let response: Response | undefined;
+      let failure: unknown;
+      try {
+        response = await this.fetchImpl(`${this.base}${path}`, { method, headers, body: bodyOf() });
+      } catch (error) {
+        failure = error;
+      }
+      if (response && (response.ok || (init.allowNotModified && response.status === 304))) return response;
+
+      const retryable = response
+        ? response.status === 429 || (response.status === 503 && init.idempotent !== false)
+        : isRetryableNetworkError(failure, init.idempotent === true);
+      let delay: { ms: number; fromHeader: boolean } | undefined;
+      if (retryable && attempt < attempts) {
+        const planned = retryDelay(retry, attempt, response?.headers.get('retry-after') ?? null);
+        const budget = (retry?.maxTotalWaitMs ?? DEFAULT_RETRY.maxTotalWaitMs) - waited;
+        // The wait the server asked for must fit in what is left; jitter only fills up to it.
+        if (planned.minimum <= budget) delay = { ...planned, ms: Math.min(planned.ms, budget) };
+      }
+      if (!delay) {
+        if (response) throw new RegistryError(response.status, await problemOf(response));
+        throw failure;
+      }
+      const reason = response
+        ? `${response.status} ${response.statusText || statusText(response.status)}`.trim()
+        : (networkErrorCode(failure) ?? 'network error');
+      // Free the connection: the refused answer's body is not needed.
+      if (response) await response.body?.cancel().catch(() => {});
+      retry?.onRetry?.({
+        method,
+        path,
+        attempt,
+        attempts,
+        delayMs: delay.ms,
+        status: response?.status,
+        reason,
+        retryAfter: delay.fromHeader,
+      });
+      await sleep(delay.ms);
+      waited += delay.ms;
+    }
+  }
+}

@@ -1,0 +1,123 @@
+/** The registry's answers, as the client returns them (checked against /openapi.json by test/client.test.ts). */
+
+export interface Issue {
+  path: string;
+  detail: string;
+}
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  errors?: Issue[];
+  [extension: string]: unknown;
+}
+
+export interface CatalogueItem {
+  name: string;
+  description: string;
+  version: string;
+  tags: string[];
+  digest: string;
+  updatedAt: string;
+  tokens: { description: number; body: number };
+}
+
+export interface CataloguePage {
+  items: CatalogueItem[];
+  nextCursor: string | null;
+}
+
+export interface FileEntry {
+  path: string;
+  size: number;
+  digest: string;
+}
+
+export interface VersionSummary {
+  version: string;
+  digest: string;
+  createdAt: string;
+  yanked: boolean;
+  tags: string[];
+}
+
+export interface SkillDetail {
+  name: string;
+  version: string;
+  description: string;
+  digest: string;
+  frontmatter: Record<string, unknown>;
+  createdAt: string;
+  yanked: boolean;
+  tokens: { description: number; body: number };
+  size: number;
+  files: FileEntry[];
+  distTags: Record<string, string>;
+  versions: VersionSummary[];
+}
+
+export interface SkillContentJson {
+  name: string;
+  version: string;
+  digest: string;
+  frontmatter: Record<string, unknown>;
+  body: string;
+  files: FileEntry[];
+}
+
+export interface PublishResult {
+  name: string;
+  version: string;
+  digest: string;
+  created: boolean;
+  warnings: Issue[];
+}
+
+export interface TokenSummary {
+  id: string;
+  name: string;
+  scopes: ('read' | 'publish' | 'admin')[];
+  prefix: string;
+  createdBy: string;
+  createdAt: string;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+}
+
+export interface TagMoveResult {
+  name: string;
+  tag: string;
+  version: string;
+  previous: string | null;
+}
+
+export interface YankResult {
+  name: string;
+  version: string;
+  yanked: true;
+  alreadyYanked: boolean;
+  /** The version latest points at now. */
+  latest: string | null;
+}
+
+export interface Selector {
+  version?: string;
+  tag?: string;
+}
+
+export type UploadBody =
+  | { type: 'tar.gz' | 'zip'; bytes: Uint8Array }
+  | { type: 'markdown'; text: string }
+  | { type: 'files'; files: { path: string; bytes: Uint8Array }[] };
+
+/** The outcome of a GET with its validators, for callers that care whether it changed. */
+export interface Fetched<T> {
+  value: T;
+  etag?: string;
+  /** true when the server answered 304 and the cached copy was used. */
+  fromCache: boolean;
+  /** The answer's headers; after a 304, the cached answer's headers updated with the 304's. */
+  headers: Headers;
+}
