@@ -1,0 +1,78 @@
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { readArchive } from '../../bundle/archive-read.js';
+import { bundleDigest } from '../../bundle/digest.js';
+import { normalizeEntryPath } from '../../bundle/paths.js';
+import { DEFAULT_LIMITS } from '../../bundle/types.js';
+import { type CliContext, examples, ReportedFailure } from '../context.js';
+
+export function registerPullCommand(program: Command, { output, clientOf }: CliContext): void {
+  program
+    .command('pull')
+    .description('download a skill and write its folder byte for byte, verifying the digest')
+    .argument('<name>', 'skill name')
+    .argument('[dir]', 'target folder (default ./<name>)')
+    .option('--version <version>', 'exact version')
+    .option('--tag <tag>', 'dist-tag (default latest)')
+    .option('--force', 'replace the target folder if it exists and is not empty')
+    .addHelpText(
+      'after',
+      `\nRefuses to write into a non-empty folder unless --force is given (which replaces it).\n${examples(
+        'skillreg pull pdf-tools',
+        'skillreg pull pdf-tools .claude/skills/pdf-tools --version 1.2.0',
+      )}`,
+    )
+    .action(
+      async (
+        name: string,
+        dir: string | undefined,
+        options: { version?: string; tag?: string; force?: boolean },
+        command: Command,
+      ) => {
+        const client = clientOf(command);
+        const target = path.resolve(dir ?? name);
+        const existing = await stat(target).catch(() => undefined);
+        if (existing && !options.force) {
+          const empty = existing.isDirectory() && (await readdir(target)).length === 0;
+          if (!empty) {
+            output.error(
+              `${target} ${existing.isDirectory() ? 'exists and is not empty' : 'exists and is not a folder'}; pass --force to replace it`,
+            );
+            throw new ReportedFailure();
+          }
+        }
+        const fetched = await client.getBundle(name, { version: options.version, tag: options.tag });
+        const files = await readArchive(fetched.value, 'tar.gz', {
+          ...DEFAULT_LIMITS,
+          maxUncompressedBytes: 1024 * 1024 * 1024,
+          maxFiles: 100_000,
+        });
+        const digest = bundleDigest(files);
+        const version = fetched.headers.get('x-skill-version') ?? options.version;
+        const expected =
+          fetched.headers.get('x-skill-digest') ??
+          (await client.getSkill(name, version ? { version } : { tag: options.tag })).value.digest;
+        if (expected !== digest) {
+          output.error(`digest mismatch: the registry announced ${expected} but the archive holds ${digest}`);
+          throw new ReportedFailure();
+        }
+        // Write next to the target and move it into place, so a failure never leaves half a skill.
+        const staging = `${target}.skillreg-${process.pid}-${Date.now()}`;
+        try {
+          for (const file of files) {
+            const destination = path.join(staging, ...normalizeEntryPath(file.path).split('/'));
+            await mkdir(path.dirname(destination), { recursive: true });
+            await writeFile(destination, file.bytes, { mode: file.mode });
+          }
+          await mkdir(staging, { recursive: true });
+          if (existing) await rm(target, { recursive: true, force: true });
+          await mkdir(path.dirname(target), { recursive: true });
+          await rename(staging, target);
+        } finally {
+          await rm(staging, { recursive: true, force: true });
+        }
+        output.info(`pulled ${name}@${version ?? '?'} (${files.length} files, ${digest}) into ${target}`);
+      },
+    );
+}

@@ -1,0 +1,139 @@
+import path from 'node:path';
+import type { Command } from 'commander';
+import { writeTarGz } from '../../bundle/archive-write.js';
+import type { PreparedBundle } from '../../bundle/prepare.js';
+import { BundleError } from '../../bundle/types.js';
+import { chooseVersion } from '../../bundle/version.js';
+import { RegistryError, type SkillRegistryClient, type VersionSummary } from '../../client/index.js';
+import { findSkillFolders } from '../../services/skill-folder.js';
+import {
+  type CliContext,
+  describeRetry,
+  examples,
+  explain,
+  type GlobalOptions,
+  networkCause,
+  ReportedFailure,
+} from '../context.js';
+import { prepareFolder } from '../local-skill.js';
+import { createProgress, printTable } from '../output.js';
+
+/** One line saying why a skill was refused, for the sync summary. */
+function reasonOf(error: unknown): string {
+  if (error instanceof RegistryError) {
+    return `${error.status}: ${error.problem.errors?.[0]?.detail ?? error.problem.detail}`;
+  }
+  if (error instanceof BundleError) return error.errors[0]?.detail ?? error.message;
+  const cause = networkCause(error);
+  if (cause) return `cannot reach the registry (${cause})`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+interface PlannedPublish {
+  status: 'would publish' | 'unchanged' | 'refused';
+  version: string;
+  reason?: string;
+}
+
+/** What a publish would do, decided with the server's own version rules (src/bundle/version.ts). */
+async function dryRunStatus(client: SkillRegistryClient, prepared: PreparedBundle): Promise<PlannedPublish> {
+  let versions: VersionSummary[];
+  try {
+    versions = (await client.listVersions(prepared.skill.name)).value;
+  } catch (error) {
+    if (!(error instanceof RegistryError && error.status === 404)) throw error;
+    versions = [];
+  }
+  const identical = versions.filter((summary) => summary.digest === prepared.digest);
+  const live = identical.filter((summary) => !summary.yanked);
+  const same = (live.length > 0 ? live : identical)[0];
+  if (same) return { status: 'unchanged', version: same.version };
+  const choice = chooseVersion({
+    metadataVersion: prepared.skill.metadataVersion,
+    existing: versions.map((summary) => summary.version),
+  });
+  if (versions.some((summary) => summary.version === choice.version)) {
+    return {
+      status: 'refused',
+      version: choice.version,
+      reason: `409: version ${choice.version} already exists with different content; bump metadata.version`,
+    };
+  }
+  return { status: 'would publish', version: choice.version };
+}
+
+export function registerSyncCommand(program: Command, { output, clientOf }: CliContext): void {
+  program
+    .command('sync')
+    .description('find every SKILL.md below <root>, validate and publish each; safe to run on every push')
+    .argument('<root>', 'repository root')
+    .option('--dry-run', 'show what would change without publishing anything')
+    .option('--tag <tag>', 'point this dist-tag at every published version')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Searches every folder below <root> (including .claude/skills, .agents/skills and skills/; never',
+        '.git or node_modules); a folder holding SKILL.md is one skill. Every valid skill is published even',
+        'when others are refused; identical content is reported as unchanged and creates no version.',
+        'Prints a progress bar on a terminal and plain lines in CI, then a summary table.',
+        'Exit code 1 if any skill was refused (each with its reason) or the token was rejected.',
+        examples('skillreg sync .', 'skillreg sync . --dry-run', 'skillreg sync . --tag stable'),
+      ].join('\n'),
+    )
+    .action(async (root: string, options: { dryRun?: boolean; tag?: string }, command: Command) => {
+      const { url } = command.optsWithGlobals<GlobalOptions>();
+      const folders = await findSkillFolders(root);
+      if (folders.length === 0) {
+        output.error(`no SKILL.md found in ${root} or below it`);
+        throw new ReportedFailure();
+      }
+      const headers = ['status', 'name', 'version', 'folder', 'reason'];
+      const rows: string[][] = [];
+      const progress = createProgress(output, folders.length);
+      // A wait before a retry shows in the progress (a line in CI, the bar's label on a terminal).
+      const client = clientOf(command, (event) => progress.note(`waiting: ${describeRetry(event)}`));
+      let warnings = 0;
+      for (const folder of folders) {
+        const label = path.relative(root, folder) || '.';
+        progress.update(label);
+        let prepared: PreparedBundle | undefined;
+        try {
+          prepared = await prepareFolder(folder);
+          warnings += prepared.skill.warnings.length;
+          if (options.dryRun) {
+            const planned = await dryRunStatus(client, prepared);
+            rows.push([planned.status, prepared.skill.name, planned.version, label, planned.reason ?? '']);
+            continue;
+          }
+          const bytes = await writeTarGz(prepared.files);
+          const result = await client.publish({ type: 'tar.gz', bytes }, { tag: options.tag });
+          rows.push([result.created ? 'published' : 'unchanged', result.name, result.version, label, '']);
+        } catch (error) {
+          rows.push(['refused', prepared?.skill.name ?? '-', '-', label, reasonOf(error)]);
+          // 429 and 503 get here only once the retries are spent: the next skills would wait as long.
+          const fatal =
+            (error instanceof RegistryError && [401, 403, 429, 503].includes(error.status)) ||
+            networkCause(error) !== undefined;
+          if (fatal) {
+            // Every other skill would fail the same way: stop and say why.
+            progress.stop();
+            printTable(output, headers, rows);
+            explain(output, error, 'sync stopped', url);
+            throw new ReportedFailure();
+          }
+        }
+      }
+      progress.stop();
+      printTable(output, headers, rows);
+      const count = (status: string) => rows.filter((row) => row[0] === status).length;
+      const refused = count('refused');
+      output.info(
+        options.dryRun
+          ? `dry run: ${count('would publish')} would publish, ${count('unchanged')} unchanged, ${refused} refused; nothing was published`
+          : `${count('published')} published, ${count('unchanged')} unchanged, ${refused} refused`,
+      );
+      if (warnings > 0) output.info(`${warnings} warning(s): run 'skillreg validate ${root}' to see them`);
+      if (refused > 0) throw new ReportedFailure();
+    });
+}

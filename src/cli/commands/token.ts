@@ -1,0 +1,98 @@
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type CliContext, examples } from '../context.js';
+import { printTable } from '../output.js';
+
+export function registerTokenCommands(program: Command, { output, clientOf }: CliContext): void {
+  const token = program
+    .command('token')
+    .description('create, list and revoke tokens (needs an admin token)')
+    .addHelpText(
+      'after',
+      examples(
+        'skillreg token create --name ci-main --scope publish',
+        'skillreg token list',
+        'skillreg token revoke 0b5c2f9e-6a1d-4c3b-9f7e-2d8a1c4e5f60',
+      ),
+    );
+  token
+    .command('create')
+    .description('create a token and print its secret (shown once; only its hash is stored)')
+    .requiredOption('--name <name>', 'what the token is for, e.g. ci-main')
+    .addOption(
+      new Option('--scope <scope...>', 'one or more scopes')
+        .choices(['read', 'publish', 'admin'])
+        .makeOptionMandatory(),
+    )
+    .option('--expires-in-days <days>', 'lifetime in days (default: no expiry)', (value) => {
+      const days = Number(value);
+      if (!Number.isInteger(days) || days < 1)
+        throw new InvalidArgumentError('expected a whole number of days >= 1');
+      return days;
+    })
+    .option('--json', 'print the created token as JSON (secret included)')
+    .addHelpText(
+      'after',
+      examples(
+        'skillreg token create --name ci-main --scope publish',
+        'skillreg token create --name reader --scope read --expires-in-days 90 --json',
+      ),
+    )
+    .action(
+      async (
+        options: {
+          name: string;
+          scope: ('read' | 'publish' | 'admin')[];
+          expiresInDays?: number;
+          json?: boolean;
+        },
+        command: Command,
+      ) => {
+        const created = await clientOf(command).createToken({
+          name: options.name,
+          scopes: options.scope,
+          expiresInDays: options.expiresInDays,
+        });
+        if (options.json) {
+          output.info(JSON.stringify(created, null, 2));
+          return;
+        }
+        output.info(`created token ${created.id} (${created.name}; scopes ${created.scopes.join(', ')})`);
+        output.info('secret (shown once, store it now):');
+        output.info(created.secret);
+      },
+    );
+  token
+    .command('list')
+    .description('list active tokens (never shows secrets)')
+    .option('--json', 'print the list as JSON')
+    .addHelpText('after', examples('skillreg token list', 'skillreg token list --json'))
+    .action(async (options: { json?: boolean }, command: Command) => {
+      const tokens = await clientOf(command).listTokens();
+      if (options.json) {
+        output.info(JSON.stringify(tokens, null, 2));
+        return;
+      }
+      printTable(
+        output,
+        ['id', 'name', 'scopes', 'prefix', 'created by', 'expires', 'last used'],
+        tokens.map((item) => [
+          item.id,
+          item.name,
+          item.scopes.join(','),
+          item.prefix,
+          item.createdBy,
+          item.expiresAt ?? '-',
+          item.lastUsedAt ?? '-',
+        ]),
+      );
+    });
+  token
+    .command('revoke')
+    .description('revoke a token by id (takes effect on the next request)')
+    .argument('<id>', 'token id, from token list')
+    .addHelpText('after', examples('skillreg token revoke 0b5c2f9e-6a1d-4c3b-9f7e-2d8a1c4e5f60'))
+    .action(async (id: string, _options: unknown, command: Command) => {
+      await clientOf(command).revokeToken(id);
+      output.info(`revoked token ${id}`);
+    });
+}
