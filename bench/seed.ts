@@ -24,7 +24,7 @@ import {
   versionFiles,
 } from '../src/db/schema.js';
 import { countCatalogueEntryTokens } from '../src/render/token-count.js';
-import { promptTokenColumns } from '../src/storage/skills-repository.js';
+import { promptTokenColumns } from '../src/services/prompt-tokens.js';
 
 /** Words descriptions are drawn from; search terms in the benchmark come from here too. */
 export const TOPICS = [

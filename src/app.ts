@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
@@ -36,6 +35,8 @@ import skillsReadRoutes from './http/routes/skills-read.js';
 import skillsWriteRoutes from './http/routes/skills-write.js';
 import tokensRoutes from './http/routes/tokens.js';
 import wellKnownRoutes from './http/routes/well-known.js';
+import { requestIdFrom } from './request-id.js';
+import { openRegistry, type Registry } from './services/registry.js';
 import { loadSeeds } from './services/seed.js';
 
 export interface BuildAppOptions {
@@ -45,8 +46,6 @@ export interface BuildAppOptions {
   /** Overrides the pino logger options (tests pass false). */
   logger?: FastifyServerOptions['logger'];
 }
-
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Pino options: JSON for machines, pretty lines when a person runs it in a terminal. */
 export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
@@ -77,7 +76,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const database =
     options.database ?? (await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir }));
 
-  // The HTTP server's listener asks the response cache first (src/http/response-cache.ts); `app` is
+  // The HTTP server's listener asks the response cache first (src/cache/response-cache.ts); `app` is
   // assigned before the server can receive a request.
   let app: FastifyInstance | undefined;
   const serverFactory: FastifyServerFactory = (handler, opts) => {
@@ -104,10 +103,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     serverFactory,
     bodyLimit: config.bodyLimit,
     // Honour a caller's request id so one id follows a request through proxies and logs.
-    genReqId: (request) => {
-      const incoming = request.headers['x-request-id'];
-      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    },
+    genReqId: (request) => requestIdFrom(request.headers['x-request-id']),
     trustProxy:
       typeof config.trustProxy === 'number'
         ? (_address: string, hop: number) => hop < (config.trustProxy as number)
@@ -132,13 +128,16 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
   if (ownsDatabase) fastify.addHook('onClose', async () => database.close());
 
+  let registry: Registry | undefined;
   try {
     await database.migrate();
-    await fastify.register(registryContext, { config, database });
-    await fastify.register(metricsPlugin);
-    await fastify.register(responseCachePlugin);
+    registry = await openRegistry({ config, database, log: fastify.log });
+    const routes = { registry };
+    await fastify.register(registryContext, routes);
+    await fastify.register(metricsPlugin, routes);
+    await fastify.register(responseCachePlugin, { state: registry.cache.state });
     await fastify.register(errorsPlugin);
-    await fastify.register(authPlugin);
+    await fastify.register(authPlugin, { tokens: registry.repositories.tokens });
     // After auth (limits are keyed by the authenticated token) and before swagger and the routes.
     await fastify.register(rateLimitPlugin);
     await fastify.register(multipart, {
@@ -181,21 +180,22 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       transformObject: finishOpenApi,
     });
     await fastify.register(swaggerUi, { routePrefix: '/docs' });
-    await fastify.register(healthRoutes);
+    await fastify.register(healthRoutes, routes);
     await fastify.register(metricsRoutes);
     await fastify.register(docsRoutes);
-    await fastify.register(skillsReadRoutes);
-    await fastify.register(skillsWriteRoutes);
-    await fastify.register(agentRoutes);
-    await fastify.register(tokensRoutes);
-    await fastify.register(auditRoutes);
-    await fastify.register(mcpRoutes);
-    await fastify.register(wellKnownRoutes);
+    await fastify.register(skillsReadRoutes, routes);
+    await fastify.register(skillsWriteRoutes, routes);
+    await fastify.register(agentRoutes, routes);
+    await fastify.register(tokensRoutes, routes);
+    await fastify.register(auditRoutes, routes);
+    await fastify.register(mcpRoutes, routes);
+    await fastify.register(wellKnownRoutes, routes);
     await fastify.ready();
-    if (config.seedDir)
-      await loadSeeds(fastify.repositories.skills, config.seedDir, config.limits, fastify.log);
+    if (config.seedDir) await loadSeeds(registry, config.seedDir, config.limits, fastify.log);
   } catch (error) {
     await fastify.close().catch(() => {});
+    // Closing the app closes the registry once its context plugin is registered; before, it is ours.
+    if (!fastify.hasDecorator('registry')) await registry?.close().catch(() => {});
     if (ownsDatabase) await database.close().catch(() => {});
     throw error;
   }

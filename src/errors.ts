@@ -1,6 +1,7 @@
 /**
- * Domain errors raised below the HTTP layer. The HTTP error handler turns each into an
- * RFC 9457 problem; `extensions` become extra members of the problem document.
+ * The one error class that carries an HTTP status: every refusal below the HTTP layer (bundle,
+ * storage, services, renderers) is an AppError or a subclass. The HTTP error handler turns each into
+ * an RFC 9457 problem whose extra members are `extensions`; MCP turns it into a tool error result.
  */
 export class AppError extends Error {
   constructor(

@@ -3,7 +3,6 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { isEntryPoint } from './entry-point.js';
-import { PUBLISH_ARCHIVE_FORMAT } from './storage/skills-repository.js';
 
 /**
  * V8 grows the heap by a factor of up to 4 between full collections when it judges collection costly,
@@ -66,7 +65,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
   );
   // The agent catalogue copy behind /prompt and /tools is read once now (about 0.5 s and 30 MB at
   // 100,000 skills), not by the first agent to ask; later reads catch up by revision.
-  void app.readCache.agentCatalogue
+  void app.registry.agents.catalogue
     .snapshot()
     .catch((error: unknown) => app.log.warn({ err: error }, 'could not read the agent catalogue yet'))
     .then(() => backfillArchives(app))
@@ -80,7 +79,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
 export async function backfillPromptTokens(app: FastifyInstance): Promise<void> {
   try {
     const started = Date.now();
-    const filled = await app.repositories.skills.fillPromptTokens();
+    const filled = await app.registry.fillPromptTokens();
     if (filled > 0) {
       app.log.info(
         { versions: filled, ms: Date.now() - started },
@@ -103,12 +102,9 @@ export async function backfillPromptTokens(app: FastifyInstance): Promise<void> 
  */
 export async function backfillArchives(app: FastifyInstance): Promise<void> {
   try {
-    const { skills } = app.repositories;
-    const missing = await skills.missingArchives(PUBLISH_ARCHIVE_FORMAT);
-    if (missing.length === 0) return;
     const started = Date.now();
-    await skills.buildArchives(missing, PUBLISH_ARCHIVE_FORMAT);
-    app.log.info({ built: missing.length, ms: Date.now() - started }, 'built the archives of older versions');
+    const built = await app.registry.archives.backfill();
+    if (built > 0) app.log.info({ built, ms: Date.now() - started }, 'built the archives of older versions');
   } catch (error) {
     app.log.warn({ err: error }, 'could not build the archives of older versions; the index builds them');
   }

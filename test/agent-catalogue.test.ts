@@ -7,7 +7,7 @@ import type { Database } from '../src/db/client.js';
 import { clearEntryTokenMemo, promptEntryTokens } from '../src/render/prompt.js';
 import { countTokens } from '../src/render/token-count.js';
 import { backfillPromptTokens } from '../src/server.js';
-import type { AgentCatalogueEntry } from '../src/storage/skills-repository.js';
+import type { AgentCatalogueEntry } from '../src/storage/catalogue-repository.js';
 import { files, publish, skillMd, uniqueName } from './helpers/bundles.js';
 import {
   adminAuth,
@@ -113,7 +113,7 @@ describe('the in-memory agent catalogue behind /prompt and /tools', () => {
 
   it('follows every kind of write on the next request, reading only what changed', async () => {
     const { app } = ctx;
-    const since = vi.spyOn(app.repositories.skills, 'agentCatalogueSince');
+    const since = vi.spyOn(app.registry.repositories.catalogue, 'agentCatalogueSince');
     const name = uniqueName('mirror');
     expect(await includedVersion(app, name)).toBeUndefined();
 
@@ -202,7 +202,7 @@ describe('the in-memory agent catalogue behind /prompt and /tools', () => {
       // The copy keeps no descriptions; the rendering fetched those it lists.
       expect(res.body).toContain(format === 'xml' ? 'flags risky changes.' : 'mit Glossar, 日本語 too.');
     }
-    const { entries } = await app.readCache.agentCatalogue.snapshot();
+    const { entries } = await app.registry.agents.catalogue.snapshot();
     const held = entries.filter((entry) => entry.name.startsWith(stem));
     expect(held).toHaveLength(3);
     for (const entry of held) expect(entry.description).toBeUndefined();
@@ -242,7 +242,7 @@ describe('the in-memory agent catalogue behind /prompt and /tools', () => {
     expect(await read()).toEqual({ xml: null, markdown: null, listed: null });
     await backfillPromptTokens(app);
     expect(await read()).toEqual(promptEntryTokens(name, 'Stored before counts existed.'));
-    expect(await app.repositories.skills.fillPromptTokens()).toBe(0);
+    expect(await app.registry.fillPromptTokens()).toBe(0);
   });
 
   it('serves searches and other tags from the database, as before', async () => {
@@ -291,7 +291,7 @@ describe('the in-memory agent catalogue behind /prompt and /tools', () => {
     expect(all.included).toHaveLength(3);
     for (const loaded of [names[2]!, names[0]!]) {
       expect((await app.inject(`/skills/${loaded}/content`)).statusCode).toBe(200);
-      await app.repositories.loads.flush();
+      await app.registry.repositories.loads.flush();
       // The smallest budget that lists one of the three lists the one loaded last.
       let kept: string[] = [];
       for (let budget = 200; budget < 2000 && kept.length === 0; budget += 10) {
@@ -314,7 +314,7 @@ describe.skipIf(!postgresUrl)('the agent catalogue on two replicas of one databa
     databases = [await testDatabase.open(), await testDatabase.open()];
     a = await buildApp({ config: testConfig(), database: databases[0]!, logger: false });
     b = await buildApp({ config: testConfig(), database: databases[1]!, logger: false });
-    await until(async () => a.readCache.state.live && b.readCache.state.live);
+    await until(async () => a.registry.cache.state.live && b.registry.cache.state.live);
   });
   afterAll(async () => {
     await a?.close();
@@ -329,8 +329,8 @@ describe.skipIf(!postgresUrl)('the agent catalogue on two replicas of one databa
     expect((await publish(a, bundle(name))).statusCode).toBe(201);
     await until(async () => (await includedVersion(b, name)) === '1.0.0');
 
-    await b.readCache.changeFeed!.close();
-    expect(b.readCache.state.live).toBe(false);
+    await b.registry.cache.changeFeed!.close();
+    expect(b.registry.cache.state.live).toBe(false);
     expect((await publish(a, bundle(name, 'Second.'))).statusCode).toBe(201);
     // Without the feed every request reads the revision row: the very next one is current.
     expect(await includedVersion(b, name)).toBe('1.0.1');

@@ -5,7 +5,7 @@ import { seedSkills } from '../bench/seed.js';
 import { writeZip } from '../src/bundle/archive-write.js';
 import { blobs, skillVersions, versionArchives } from '../src/db/schema.js';
 import { backfillArchives } from '../src/server.js';
-import { PUBLISH_ARCHIVE_FORMAT } from '../src/storage/skills-repository.js';
+import { PUBLISH_ARCHIVE_FORMAT } from '../src/services/archives.js';
 import { files, publish, skillMd, uniqueName } from './helpers/bundles.js';
 import { createTestApp, type TestApp } from './helpers/context.js';
 
@@ -69,11 +69,11 @@ describe('archives built at publish', () => {
     expect(stored, 'version_archives row').toBeDefined();
     expect(stored!.sha256).toBe(sha256(stored!.bytes));
     // The same deterministic bytes a later (lazy) build from the stored files would make.
-    const files_ = await ctx.app.repositories.skills.bundleFiles(stored!.versionId);
+    const files_ = await ctx.app.registry.repositories.skills.bundleFiles(stored!.versionId);
     expect(sha256(await writeZip(files_))).toBe(stored!.sha256);
 
-    const archive = vi.spyOn(ctx.app.repositories.skills, 'archive');
-    const buildArchives = vi.spyOn(ctx.app.repositories.skills, 'buildArchives');
+    const archive = vi.spyOn(ctx.app.registry.archives, 'archive');
+    const buildArchives = vi.spyOn(ctx.app.registry.archives, 'buildMissing');
     try {
       const entry = (await index()).find((item) => item.name === name)!;
       expect(entry.digest).toBe(`sha256:${stored!.sha256}`);
@@ -142,8 +142,8 @@ describe('versions stored without archives (before this, or bulk-loaded)', () =>
       ).rows[0]!.n;
     expect(await missing()).toBe(SEEDED);
 
-    const repository = ctx.app.repositories.skills;
-    const buildArchives = vi.spyOn(repository, 'buildArchives');
+    const repository = ctx.app.registry.archives;
+    const buildArchives = vi.spyOn(repository, 'buildMissing');
     const single = vi.spyOn(repository, 'archive');
     const transaction = vi.spyOn(db, 'transaction');
     try {
@@ -172,7 +172,7 @@ describe('versions stored without archives (before this, or bulk-loaded)', () =>
 
       const entries = (one.json() as { skills: IndexEntry[] }).skills;
       expect(entries.length).toBeGreaterThan(SEEDED);
-      expect(entries.length).toBe((await repository.currentArchives('zip')).length);
+      expect(entries.length).toBe((await repository.current('zip')).length);
       const digests = new Map(entries.map((entry) => [entry.name, entry.digest]));
       const seededRows = await db
         .select({ name: skillVersions.name, sha256: versionArchives.blobDigest })
@@ -197,7 +197,7 @@ describe('versions stored without archives (before this, or bulk-loaded)', () =>
     }
 
     // Nothing left to build: the next index request builds nothing.
-    const again = vi.spyOn(repository, 'buildArchives');
+    const again = vi.spyOn(repository, 'buildMissing');
     try {
       await index('three.test');
       expect(again).not.toHaveBeenCalled();
@@ -212,13 +212,13 @@ describe('backfillArchives (run by startServer once the service listens)', () =>
     const other = await createTestApp();
     try {
       await seedSkills(other.database, { count: 30, start: 950_000, batch: 30, bodyBytes: 800 });
-      const repository = other.app.repositories.skills;
+      const repository = other.app.registry.archives;
       const missing = async () =>
-        (await repository.currentArchives('zip')).filter((entry) => entry.archiveSha256 === null).length;
+        (await repository.current('zip')).filter((entry) => entry.archiveSha256 === null).length;
       expect(await missing()).toBe(30);
       await backfillArchives(other.app);
       expect(await missing()).toBe(0);
-      const build = vi.spyOn(repository, 'buildArchives');
+      const build = vi.spyOn(repository, 'buildMissing');
       try {
         const res = await other.app.inject(INDEX);
         expect(res.statusCode).toBe(200);

@@ -3,10 +3,11 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { CatalogueState } from '../src/cache/catalogue-state.js';
-import { parseChangeMessage } from '../src/cache/change-feed.js';
 import { ByteLru } from '../src/cache/lru.js';
+import { parseChangeMessage } from '../src/db/change-notifications.js';
 import type { Database } from '../src/db/client.js';
-import { SkillsRepository } from '../src/storage/skills-repository.js';
+import { CatalogueRepository } from '../src/storage/catalogue-repository.js';
+import { SkillReads, SkillsRepository } from '../src/storage/skills-repository.js';
 import { files, publish, skillMd, uniqueName } from './helpers/bundles.js';
 import {
   adminAuth,
@@ -161,8 +162,9 @@ describe('read cache in one app', () => {
     await ctx.app.inject(`/skills/${name}/content`);
 
     const state = vi.spyOn(SkillsRepository.prototype, 'state');
-    const catalogue = vi.spyOn(SkillsRepository.prototype, 'catalogue');
-    const resolve = vi.spyOn(SkillsRepository.prototype, 'resolve');
+    const catalogue = vi.spyOn(CatalogueRepository.prototype, 'catalogue');
+    // Resolving a name to a version starts with this lookup.
+    const resolve = vi.spyOn(SkillReads.prototype, 'idOf');
     try {
       const again = await ctx.app.inject({
         url: '/skills?limit=500',
@@ -214,10 +216,10 @@ describe('read cache in one app', () => {
           const res = await app.inject(`/skills/${name}/content`);
           expect(res.statusCode).toBe(200);
           expect(res.body.startsWith(`# ${name}`)).toBe(true);
-          expect(app.readCache.stats().bytes).toBeLessThanOrEqual(1024 * 1024);
+          expect(app.registry.cache.stats().bytes).toBeLessThanOrEqual(1024 * 1024);
         }
       }
-      expect(app.readCache.stats().evictions).toBeGreaterThan(0);
+      expect(app.registry.cache.stats().evictions).toBeGreaterThan(0);
     } finally {
       await app.close();
     }
@@ -254,7 +256,7 @@ describe.skipIf(!postgresUrl)(
       databases = [await testDatabase.open(), await testDatabase.open()];
       a = await buildApp({ config: testConfig(), database: databases[0]!, logger: false });
       b = await buildApp({ config: testConfig(), database: databases[1]!, logger: false });
-      await until(async () => a.readCache.state.live && b.readCache.state.live, 5_000);
+      await until(async () => a.registry.cache.state.live && b.registry.cache.state.live, 5_000);
     });
     afterAll(async () => {
       await a?.close();
@@ -289,7 +291,7 @@ describe.skipIf(!postgresUrl)(
     });
 
     it('a replica whose listener is down reads the revision row on every request and is never stale', async () => {
-      const feed = b.readCache.changeFeed!;
+      const feed = b.registry.cache.changeFeed!;
       expect(feed.isLive).toBe(true);
       // Kill the listening backend: the feed reconnects and resyncs by itself.
       const admin = new pg.Client({ connectionString: testDatabase.url });
@@ -299,15 +301,15 @@ describe.skipIf(!postgresUrl)(
       } finally {
         await admin.end();
       }
-      await until(async () => !b.readCache.state.live, 2_000);
-      await until(async () => b.readCache.state.live, 5_000);
+      await until(async () => !b.registry.cache.state.live, 2_000);
+      await until(async () => b.registry.cache.state.live, 5_000);
       const revived = uniqueName('revived');
       expect((await publish(a, bundle(revived))).statusCode).toBe(201);
       await until(async () => (await catalogueNames(b)).includes(revived));
 
       // Now take the feed down for good: every read checks the row, so no request is ever stale.
       await feed.close();
-      expect(b.readCache.state.live).toBe(false);
+      expect(b.registry.cache.state.live).toBe(false);
       for (let round = 0; round < 5; round++) {
         const name = uniqueName('no-listener');
         expect(await catalogueNames(b)).not.toContain(name);

@@ -141,7 +141,7 @@ describe('MCP over Streamable HTTP', () => {
     expect(byName.load_skill!.inputSchema.required).toEqual(['name']);
     expect(Object.keys(byName.load_skill!.inputSchema.properties ?? {}).sort()).toEqual(['name', 'version']);
     expect(byName.read_skill_file!.inputSchema.required?.sort()).toEqual(['name', 'path']);
-    expect(Object.keys(byName.list_skills!.inputSchema.properties ?? {}).sort()).toEqual(['q', 'tag']);
+    expect(Object.keys(byName.list_skills!.inputSchema.properties ?? {}).sort()).toEqual(['cursor', 'q', 'tag']);
     expect(byName.list_skills!.outputSchema).toBeDefined();
   });
 
@@ -196,7 +196,7 @@ describe('MCP over Streamable HTTP', () => {
     expect(header).toContain('read_skill_file');
     expect(header).not.toContain('- SKILL.md');
 
-    await ctx.app.repositories.loads.flush();
+    await ctx.app.registry.repositories.loads.flush();
     const [after] = await ctx.database.db
       .select({ loadCount: skillsTable.loadCount })
       .from(skillsTable)

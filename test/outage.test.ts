@@ -187,7 +187,7 @@ describe.skipIf(skipReason !== '')('PostgreSQL outage (a throwaway server of our
 
   /** Every pooled connection is back in the pool: none leaked by a request that failed mid-way. */
   async function expectNoLeakedConnections(): Promise<void> {
-    const pool = (app.database.db as unknown as { $client: pg.Pool }).$client;
+    const pool = (app.registry.database.db as unknown as { $client: pg.Pool }).$client;
     const deadline = performance.now() + 5_000;
     while (pool.totalCount !== pool.idleCount && performance.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -284,7 +284,7 @@ describe.skipIf(skipReason !== '')('PostgreSQL outage (a throwaway server of our
   it('a connection that dies inside a transaction fails that transaction without crashing the process', async () => {
     // Between two statements the connection is checked out of the pool: its 'error' event has no pool
     // listener then, and an unhandled one would take the whole process down.
-    const transaction = app.database.db.transaction(async (tx) => {
+    const transaction = app.registry.database.db.transaction(async (tx) => {
       await tx.execute(sql`select 1`);
       await postgres.stop();
       await new Promise((resolve) => setTimeout(resolve, 300));

@@ -116,7 +116,7 @@ describe('GET /prompt over a few hundred skills', () => {
   it('keeps the most recently loaded skills longest', async () => {
     const loaded = [seededNames[7]!, seededNames[150]!, marker];
     for (const name of loaded) expect((await ctx.app.inject(`/skills/${name}/content`)).statusCode).toBe(200);
-    await ctx.app.repositories.loads.flush();
+    await ctx.app.registry.repositories.loads.flush();
     const full = await promptJson('');
     const keep = full.included.filter((skill) => loaded.includes(skill.name));
     const budget =

@@ -12,8 +12,7 @@ import { countTokens as countWhole } from 'gpt-tokenizer';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { prepareBundle } from '../src/bundle/prepare.js';
 import { DEFAULT_LIMITS } from '../src/bundle/types.js';
-import { jsonBody } from '../src/http/caching.js';
-import { promptJsonBody, promptJsonSchema, textBody } from '../src/http/routes/agent.js';
+import { jsonBody } from '../src/cache/bodies.js';
 import {
   buildPrompt,
   clearEntryTokenMemo,
@@ -21,6 +20,7 @@ import {
   type PromptSkill,
   type PromptStyle,
 } from '../src/render/prompt.js';
+import { promptJsonBody, promptJsonSchema, textBody } from '../src/render/prompt-document.js';
 import { countTokens, isCleanCut } from '../src/render/token-count.js';
 
 const PLAIN = { disallowedSpecial: new Set<string>() };

@@ -296,7 +296,7 @@ describe('GET /prompt budget', () => {
     await publishSkill(longest, `Never loaded and long. ${'Words that make the entry longer. '.repeat(10)}`);
     await publishSkill(short, 'Never loaded, short.');
     expect((await ctx.app.inject(`/skills/${loaded}/content`)).statusCode).toBe(200);
-    await ctx.app.repositories.loads.flush();
+    await ctx.app.registry.repositories.loads.flush();
   });
 
   it('keeps everything when the budget allows', async () => {
@@ -337,7 +337,7 @@ describe('GET /prompt budget', () => {
   it('drops the least recently loaded of loaded skills first', async () => {
     // Load `short` now: it becomes the most recently loaded, so `loaded` goes before it.
     await ctx.app.inject(`/skills/${short}/content`);
-    await ctx.app.repositories.loads.flush();
+    await ctx.app.registry.repositories.loads.flush();
     const full = await promptJson(`name=${loaded}&name=${short}`);
     const body = await promptJson(`name=${loaded}&name=${short}&budget=${full.tokens - 1}`);
     expect(body.omitted).toEqual([{ name: loaded, reason: 'budget' }]);
@@ -370,7 +370,7 @@ describe('GET /prompt budget', () => {
     });
     expect(unchanged.statusCode).toBe(304);
     await ctx.app.inject(`/skills/${longest}/content`);
-    await ctx.app.repositories.loads.flush();
+    await ctx.app.registry.repositories.loads.flush();
     // A rendering that took 20 ms or more (a busy machine) follows loads alone at most once per 20
     // times its cost (src/cache/read-cache.ts), so the change may take a moment: poll, within bounds.
     const deadline = Date.now() + 15_000;

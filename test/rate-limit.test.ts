@@ -30,7 +30,7 @@ function expect429(res: LightMyRequestResponse, limit: string) {
 
 /** Straight through the repository: creating tokens over HTTP would spend the admin token's write budget. */
 async function createToken(app: FastifyInstance, name: string, scopes: Scope[] = ['publish']) {
-  return app.repositories.tokens.create({ name, scopes, actor: 'test' });
+  return app.registry.repositories.tokens.create({ name, scopes, actor: 'test' });
 }
 
 describe('configuration', () => {

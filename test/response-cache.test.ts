@@ -186,7 +186,7 @@ describe('response cache', () => {
     await publishSkill(name, 'Body while not live.');
     const path = `/skills/${name}/content`;
     await get(path);
-    const { state } = ctx.app.readCache;
+    const { state } = ctx.app.registry.cache;
     const wasLive = state.live;
     state.setLive(false);
     try {

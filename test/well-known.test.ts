@@ -197,9 +197,9 @@ describe('GET /.well-known/agent-skills/index.json', () => {
   it('builds no archive: every publish stored its own, and fetching a listed bundle reuses it', async () => {
     await published(skill(uniqueName('wk-once-a')));
     await published(skill(uniqueName('wk-once-b')));
-    const repository = ctx.app.repositories.skills;
+    const repository = ctx.app.registry.archives;
     const archive = vi.spyOn(repository, 'archive');
-    const buildArchives = vi.spyOn(repository, 'buildArchives');
+    const buildArchives = vi.spyOn(repository, 'buildMissing');
     try {
       const { index } = await getIndex();
       expect(buildArchives).not.toHaveBeenCalled();

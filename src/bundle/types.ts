@@ -3,6 +3,8 @@
  * and returns data or throws a BundleError, never touches the network, the database or the disk.
  */
 
+import { AppError } from '../errors.js';
+
 /** One file of a skill bundle, addressed by its path relative to the skill root ("SKILL.md", "scripts/run.py"). */
 export interface BundleFile {
   path: string;
@@ -45,17 +47,20 @@ export type BundleErrorStatus = 400 | 413 | 415 | 422;
 
 /**
  * A refusal of an upload. `status` follows the contract: 400 unreadable archive or hostile
- * entry, 413 over a limit, 415 unsupported format, 422 readable but not a valid skill.
+ * entry, 413 over a limit, 415 unsupported format, 422 readable but not a valid skill. Its problem
+ * document lists every issue in `errors` (and `warnings` when there are any).
  */
-export class BundleError extends Error {
+export class BundleError extends AppError {
+  declare readonly status: BundleErrorStatus;
+
   constructor(
-    readonly status: BundleErrorStatus,
-    readonly title: string,
+    status: BundleErrorStatus,
+    title: string,
     message: string,
     readonly errors: BundleIssue[] = [],
     readonly warnings: BundleIssue[] = [],
   ) {
-    super(message);
+    super(status, title, message, { errors, ...(warnings.length > 0 ? { warnings } : {}) });
     this.name = 'BundleError';
   }
 }

@@ -4,12 +4,8 @@ import type {
   AgentSkill,
   PromptEntryTokens,
 } from '../render/prompt.js';
-import {
-  type AgentCatalogueEntry,
-  LATEST,
-  type SkillsRepository,
-  type StateRevisions,
-} from '../storage/skills-repository.js';
+import type { AgentCatalogueEntry, CatalogueRepository } from '../storage/catalogue-repository.js';
+import { LATEST, type StateRevisions } from '../storage/records.js';
 import type { CatalogueState } from './catalogue-state.js';
 
 /**
@@ -20,7 +16,7 @@ import type { CatalogueState } from './catalogue-state.js';
  * whole result in memory while it is parsed. Every write stamps its skill with the catalogue revision
  * it produced (and every flush of recorded loads stamps the loaded skills with the loads revision), so
  * catching up from revision R is one indexed statement that returns the few skills stamped above R
- * (SkillsRepository.agentCatalogueSince). The copy is replaced, never changed in place: a rendering
+ * (CatalogueRepository.agentCatalogueSince). The copy is replaced, never changed in place: a rendering
  * that yields to the event loop keeps a consistent snapshot while the next one is made.
  *
  * Only the default selection is served from the copy (tag `latest`, with or without `name=`); a
@@ -103,7 +99,7 @@ export interface AgentCatalogueOptions {
 }
 
 export class AgentCatalogueMirror implements AgentCatalogueSource {
-  private held: CatalogueSnapshot | undefined;
+  private heldSnapshot: CatalogueSnapshot | undefined;
   /** The catch-up statement running now, and one queued after it (see refreshStartingNow). */
   private running: Promise<CatalogueSnapshot> | undefined;
   private queued: Promise<CatalogueSnapshot> | undefined;
@@ -111,12 +107,12 @@ export class AgentCatalogueMirror implements AgentCatalogueSource {
   private readonly versions = new Interner();
 
   constructor(
-    private readonly skills: SkillsRepository,
+    private readonly skills: CatalogueRepository,
     private readonly state: CatalogueState,
     private readonly options: AgentCatalogueOptions = {},
   ) {}
 
-  /** Same answers as SkillsRepository.agentCatalogue; the default selection comes from the copy. */
+  /** Same answers as CatalogueRepository.agentCatalogue; the default selection comes from the copy. */
   async agentCatalogue(query: AgentCatalogueQuery): Promise<AgentSkill[]> {
     if ((query.tag ?? LATEST) !== LATEST || query.q?.trim() || this.closed) {
       return this.skills.agentCatalogue(query);
@@ -144,10 +140,10 @@ export class AgentCatalogueMirror implements AgentCatalogueSource {
   async snapshot(): Promise<CatalogueSnapshot> {
     const target = await this.state.current();
     if (!this.options.alwaysCheck) {
-      if (this.held && covers(this.held, target)) return this.held;
+      if (this.heldSnapshot && covers(this.heldSnapshot, target)) return this.heldSnapshot;
       if (this.running) {
         await this.running.catch(() => undefined);
-        if (this.held && covers(this.held, target)) return this.held;
+        if (this.heldSnapshot && covers(this.heldSnapshot, target)) return this.heldSnapshot;
       }
     }
     return this.refreshStartingNow();
@@ -156,7 +152,7 @@ export class AgentCatalogueMirror implements AgentCatalogueSource {
   /** Forgets the copy; later reads go to the database. */
   close(): void {
     this.closed = true;
-    this.held = undefined;
+    this.heldSnapshot = undefined;
   }
 
   /**
@@ -189,7 +185,7 @@ export class AgentCatalogueMirror implements AgentCatalogueSource {
   }
 
   private async catchUp(): Promise<CatalogueSnapshot> {
-    const base = this.held;
+    const base = this.heldSnapshot;
     if (!base) {
       const full = await this.skills.agentCatalogueSince(LATEST);
       const entries = this.compact(full.entries);
@@ -206,7 +202,7 @@ export class AgentCatalogueMirror implements AgentCatalogueSource {
   }
 
   private keep(snapshot: CatalogueSnapshot): CatalogueSnapshot {
-    if (!this.closed) this.held = snapshot;
+    if (!this.closed) this.heldSnapshot = snapshot;
     return snapshot;
   }
 }

@@ -1,29 +1,5 @@
 import pg from 'pg';
-
-/**
- * Every write transaction calls pg_notify on this channel; PostgreSQL delivers the notification to
- * every listening connection when (and only if) the transaction commits, in commit order.
- *
- * Payloads: `r:<revision>:<skill>` for a catalogue change (publish, tag move, yank; the skill may be
- * empty) and `l:<loads revision>` when recorded layer-2 loads were written.
- */
-export const CHANGES_CHANNEL = 'skillreg_changes';
-
-export type ChangeMessage =
-  | { kind: 'revision'; revision: number; skill?: string }
-  | { kind: 'loads'; loadsRevision: number };
-
-export function parseChangeMessage(payload: string): ChangeMessage | undefined {
-  const [kind, number, ...rest] = payload.split(':');
-  const value = Number(number);
-  if (!Number.isSafeInteger(value) || value < 0) return undefined;
-  if (kind === 'r') {
-    const skill = rest.join(':');
-    return skill ? { kind: 'revision', revision: value, skill } : { kind: 'revision', revision: value };
-  }
-  if (kind === 'l') return { kind: 'loads', loadsRevision: value };
-  return undefined;
-}
+import { CHANGES_CHANNEL, type ChangeMessage, parseChangeMessage } from '../db/change-notifications.js';
 
 export interface ChangeFeedHandlers {
   onMessage(message: ChangeMessage): void;

@@ -1,11 +1,11 @@
+import { LRUCache } from 'lru-cache';
+
 /**
  * A least-recently-used map bounded by the bytes its values hold (as the caller measures them), not by
  * the number of entries: a cache of 64 MiB stays near 64 MiB whether it holds a few bundles or many
  * small catalogue pages. A value larger than `maxEntryBytes` is never stored, so one huge file cannot
- * flush everything else.
- *
- * A Map keeps insertion order, so the first key is the least recently used: a hit moves the entry to
- * the end, an insert over the bound drops entries from the front.
+ * flush everything else. lru-cache does the bookkeeping (maxSize, maxEntrySize); this adds the cost of
+ * the key and entry, the counters the metrics report, and a bound of 0 meaning "keep nothing".
  */
 export interface LruStats {
   entries: number;
@@ -16,12 +16,11 @@ export interface LruStats {
   evictions: number;
 }
 
-/** Bytes a key and the entry's bookkeeping cost besides the value (Map slot, entry object, key string). */
+/** Bytes a key and the entry's bookkeeping cost besides the value (map slot, list links, key string). */
 const ENTRY_OVERHEAD = 96;
 
-export class ByteLru<V> {
-  private readonly map = new Map<string, { value: V; bytes: number }>();
-  private used = 0;
+export class ByteLru<V extends {}> {
+  private readonly lru: LRUCache<string, V> | undefined;
   private hits = 0;
   private misses = 0;
   private evictions = 0;
@@ -33,70 +32,65 @@ export class ByteLru<V> {
   ) {
     if (!(maxBytes >= 0)) throw new RangeError('maxBytes must be a number >= 0');
     this.maxEntryBytes = Math.min(maxEntryBytes, maxBytes);
+    this.lru =
+      maxBytes >= 1 && this.maxEntryBytes >= 1
+        ? new LRUCache<string, V>({
+            maxSize: maxBytes,
+            maxEntrySize: this.maxEntryBytes,
+            dispose: (_value, _key, reason) => {
+              if (reason === 'evict') this.evictions += 1;
+            },
+          })
+        : undefined;
   }
 
   get(key: string): V | undefined {
-    const entry = this.map.get(key);
-    if (entry === undefined) {
-      this.misses += 1;
-      return undefined;
-    }
-    this.hits += 1;
-    this.map.delete(key);
-    this.map.set(key, entry);
-    return entry.value;
+    const value = this.lru?.get(key);
+    if (value === undefined) this.misses += 1;
+    else this.hits += 1;
+    return value;
   }
 
   /** Looks without counting a hit or refreshing recency. */
   peek(key: string): V | undefined {
-    return this.map.get(key)?.value;
+    return this.lru?.peek(key);
   }
 
   has(key: string): boolean {
-    return this.map.has(key);
+    return this.lru?.has(key) ?? false;
   }
 
   /** Stores `value`, which holds about `bytes` bytes; returns false when it is too large to keep. */
   set(key: string, value: V, bytes: number): boolean {
     const cost = Math.max(0, Math.ceil(bytes)) + key.length * 2 + ENTRY_OVERHEAD;
-    this.delete(key);
-    if (cost > this.maxEntryBytes) return false;
-    this.map.set(key, { value, bytes: cost });
-    this.used += cost;
-    while (this.used > this.maxBytes) {
-      const oldest = this.map.keys().next();
-      if (oldest.done) break;
-      this.delete(oldest.value);
-      this.evictions += 1;
+    if (this.lru === undefined || cost > this.maxEntryBytes) {
+      this.lru?.delete(key);
+      return false;
     }
+    this.lru.set(key, value, { size: cost });
     return true;
   }
 
   delete(key: string): boolean {
-    const entry = this.map.get(key);
-    if (entry === undefined) return false;
-    this.map.delete(key);
-    this.used -= entry.bytes;
-    return true;
+    return this.lru?.delete(key) ?? false;
   }
 
   clear(): void {
-    this.map.clear();
-    this.used = 0;
+    this.lru?.clear();
   }
 
   get size(): number {
-    return this.map.size;
+    return this.lru?.size ?? 0;
   }
 
   get bytes(): number {
-    return this.used;
+    return this.lru?.calculatedSize ?? 0;
   }
 
   stats(): LruStats {
     return {
-      entries: this.map.size,
-      bytes: this.used,
+      entries: this.size,
+      bytes: this.bytes,
       maxBytes: this.maxBytes,
       hits: this.hits,
       misses: this.misses,

@@ -1,13 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../db/client.js';
-import type { LoadRecorder } from '../storage/load-recorder.js';
-import {
-  LATEST,
-  type SkillsRepository,
-  type VersionRecord,
-  type VersionSelector,
-} from '../storage/skills-repository.js';
-import { AgentCatalogueMirror } from './agent-catalogue.js';
 import type { CatalogueState, StateRow } from './catalogue-state.js';
 import type { ChangeFeed, ChangeFeedOptions } from './change-feed.js';
 import { ByteLru, sizeOf } from './lru.js';
@@ -27,7 +19,8 @@ import { acquireSharedState, type SharedState } from './shared-state.js';
  * Misses are single-flight: concurrent requests for the same entry at the same revision share one
  * computation, so a publish does not send every waiting agent to the database at once.
  *
- * Auth is never cached: routes authorize every request before asking the cache.
+ * Auth is never cached: routes authorize every request before asking the cache. What an entry holds
+ * and when it is asked for is the services' business (src/services); this is the mechanism.
  */
 export interface ReadCacheOptions {
   /** Bytes the entries may hold together (default 64 MiB); 0 stores nothing (every read recomputed). */
@@ -72,15 +65,17 @@ export interface Sized<T> {
   bytes: number;
 }
 
+/** Where the cache hears of writes as they commit in this process (the repositories' hooks). */
+export interface WriteHooks {
+  onChange(listener: (change: { revision: number; skill?: string }) => void): void;
+  onFlushed(listener: (loadsRevision: number) => void): void;
+}
+
 export class ReadCache {
   readonly state: CatalogueState;
-  /**
-   * The default agent catalogue (latest) in memory, caught up by revision: what GET /prompt and GET
-   * /tools render from. Not counted in maxBytes (about 400 bytes a skill); with maxBytes 0 it still
-   * serves, but asks the database on every read.
-   */
-  readonly agentCatalogue: AgentCatalogueMirror;
-  private readonly lru: ByteLru<unknown>;
+  /** False when maxBytes is 0: every read is recomputed (and in-memory copies check on every read). */
+  readonly keeps: boolean;
+  private readonly lru: ByteLru<Stamped<unknown>>;
   private readonly inflight = new Map<string, Promise<unknown>>();
   readonly counters: CacheCounters = {
     hits: { immutable: 0, skill: 0, catalogue: 0 },
@@ -88,14 +83,13 @@ export class ReadCache {
   };
 
   private constructor(
-    private readonly skills: SkillsRepository,
     private readonly shared: SharedState,
     options: ReadCacheOptions,
   ) {
     const maxBytes = options.maxBytes ?? DEFAULT_CACHE_BYTES;
     this.lru = new ByteLru(maxBytes, options.maxEntryBytes ?? Math.floor(maxBytes / 8));
     this.state = shared.state;
-    this.agentCatalogue = new AgentCatalogueMirror(skills, this.state, { alwaysCheck: maxBytes === 0 });
+    this.keeps = maxBytes > 0;
   }
 
   /**
@@ -106,23 +100,23 @@ export class ReadCache {
    */
   static async open(deps: {
     database: Database;
-    skills: SkillsRepository;
-    loads: LoadRecorder;
+    /** Reads the registry_state row (revision and loads revision). */
+    readState: () => Promise<StateRow>;
+    writes: WriteHooks;
     options?: ReadCacheOptions;
     log?: FastifyBaseLogger;
   }): Promise<ReadCache> {
-    const { database, skills, loads, log } = deps;
+    const { database, readState, writes, log } = deps;
     const options = deps.options ?? {};
-    const shared = await acquireSharedState(database, { feed: options.feed, log });
+    const shared = await acquireSharedState(database, readState, { feed: options.feed, log });
     const { state } = shared;
-    skills.onChange((change) => state.observeChange(change.revision, change.skill));
-    loads.onFlushed((loadsRevision) => state.observeLoads(loadsRevision));
-    return new ReadCache(skills, shared, options);
+    writes.onChange((change) => state.observeChange(change.revision, change.skill));
+    writes.onFlushed((loadsRevision) => state.observeLoads(loadsRevision));
+    return new ReadCache(shared, options);
   }
 
   async close(): Promise<void> {
     this.lru.clear();
-    this.agentCatalogue.close();
     await this.shared.release();
   }
 
@@ -249,32 +243,14 @@ export class ReadCache {
     return { value: entry.value, loadsRevision: entry.loadsRevision };
   }
 
-  /**
-   * The version a read selects. An exact version is immutable (its yank flag is not: callers that show
-   * it read it fresh); a tag or `latest` is per skill.
-   */
-  resolve(name: string, selector: VersionSelector, at: number): Promise<VersionRecord> {
-    if (selector.version !== undefined) {
-      return this.immutable(`version|${name}|${selector.version}`, async () =>
-        this.heldOnce(await this.skills.resolve(name, selector)),
-      );
-    }
-    const tag = selector.tag ?? LATEST;
-    return this.perSkill(name, `tag|${tag}`, at, async () =>
-      this.heldOnce(await this.skills.resolve(name, { tag })),
-    );
+  /** An immutable entry if it is held, without counting a lookup or refreshing its recency. */
+  peekImmutable<T>(key: string): T | undefined {
+    return (this.lru.peek(`i|${key}`) as Stamped<T> | undefined)?.value;
   }
 
-  /**
-   * The record already held under its exact version when there is one (one copy of a body in memory
-   * however many tags point at it), and otherwise this one, kept under its exact version too.
-   */
-  private heldOnce(record: VersionRecord): VersionRecord {
-    const key = `i|version|${record.name}|${record.version}`;
-    const held = this.lru.peek(key) as Stamped<VersionRecord> | undefined;
-    if (held && held.value.id === record.id) return held.value;
-    this.store(key, { stamp: 0, value: record }, sizeOf(record));
-    return record;
+  /** Keeps `value` as the immutable entry `key` (a value computed elsewhere that never changes). */
+  keepImmutable(key: string, value: unknown, bytes: number = sizeOf(value)): void {
+    this.store(`i|${key}`, { stamp: 0, value }, bytes);
   }
 
   private singleFlight<T>(

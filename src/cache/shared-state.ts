@@ -1,14 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { CHANGES_CHANNEL, type ChangeMessage, parseChangeMessage } from '../db/change-notifications.js';
 import type { Database } from '../db/client.js';
-import { SkillsRepository } from '../storage/skills-repository.js';
-import { CatalogueState } from './catalogue-state.js';
-import {
-  CHANGES_CHANNEL,
-  ChangeFeed,
-  type ChangeFeedOptions,
-  type ChangeMessage,
-  parseChangeMessage,
-} from './change-feed.js';
+import { CatalogueState, type StateRow } from './catalogue-state.js';
+import { ChangeFeed, type ChangeFeedOptions } from './change-feed.js';
 
 /**
  * One CatalogueState (and one LISTEN connection) per open Database handle. Apps that share a handle
@@ -51,12 +45,12 @@ export interface SharedState {
 
 export async function acquireSharedState(
   database: Database,
+  readState: () => Promise<StateRow>,
   options: { feed?: ChangeFeedOptions; log?: FastifyBaseLogger } = {},
 ): Promise<SharedState> {
   let hub = hubs.get(database);
   if (!hub) {
-    const reader = new SkillsRepository(database.db);
-    const state = new CatalogueState(() => reader.state());
+    const state = new CatalogueState(readState);
     const created: Hub = { state, users: 0, opening: Promise.resolve() };
     created.opening = open(created, database, options);
     hubs.set(database, created);

@@ -5,13 +5,11 @@ import type {
   ReadResourceResult,
   ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
+import { ListResourcesRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
-import mime from 'mime-types';
 import semver from 'semver';
 import { z } from 'zod';
 import { AppError } from '../errors.js';
-import type { Repositories } from '../http/plugins/registry-context.js';
-import { isModelInvocable } from '../render/prompt.js';
 import {
   FILE_PATH_DESCRIPTION,
   LOAD_SKILL_DESCRIPTION,
@@ -20,27 +18,31 @@ import {
   READ_SKILL_FILE_TOOL,
   SKILL_VERSION_DESCRIPTION,
 } from '../render/tools.js';
-import type { CatalogueItem, VersionRecord, VersionSelector } from '../storage/skills-repository.js';
+import { classifyFile, decodeText, IMAGE_TYPES } from '../services/file-types.js';
+import type { SkillReadService } from '../services/skill-reads.js';
+import { isModelInvocable, userInvocable } from '../services/visibility.js';
+import type { CatalogueItem } from '../storage/catalogue-repository.js';
+import type { VersionRecord, VersionSelector } from '../storage/records.js';
 
-/** What the MCP server needs from the app: `createMcpServer(app)` works, so does a hand-made object. */
+/** What the MCP server reads through: the same read service as every other face. */
 export interface McpServerDependencies {
-  repositories: Pick<Repositories, 'skills' | 'loads'>;
+  reads: SkillReadService;
   log?: Pick<FastifyBaseLogger, 'error'>;
 }
 
 export const MCP_SERVER_NAME = 'skill-registry';
 const MCP_SERVER_VERSION = '0.1.0';
 const SKILL_MD = 'SKILL.md';
-/** Catalogue entries one list_skills call or resource listing returns at most; `q` narrows it. */
-const MAX_LISTED = 2_000;
+/** Catalogue entries read per page (the catalogue's largest page). */
+const PAGE = 500;
+/** Catalogue entries one list_skills call covers; past them it answers a cursor for the rest. */
+const LISTED_PER_CALL = 1_000;
 /** Bundled files named in load_skill's header at most. */
 const MAX_FILES_IN_HEADER = 200;
 /** JSON-RPC error code for an unknown resource (MCP specification, resources). */
 const RESOURCE_NOT_FOUND = -32002;
 const INVALID_PARAMS = -32602;
 const INTERNAL_ERROR = -32603;
-/** Raster formats models accept as image content; other binaries are embedded resources. */
-const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
 
 const INSTRUCTIONS =
   'This server is a registry of Agent Skills: folders of instructions, scripts and references for specific tasks. ' +
@@ -51,7 +53,8 @@ const INSTRUCTIONS =
 export const LIST_SKILLS_DESCRIPTION =
   'List the Agent Skills available in this registry: name, one-line description and current version of each. ' +
   'Use it to find a skill that fits the task at hand, then call load_skill with its name. ' +
-  '`q` searches names and descriptions; `tag` lists the versions a dist-tag (such as stable or beta) points at instead of latest.';
+  '`q` searches names and descriptions; `tag` lists the versions a dist-tag (such as stable or beta) points at instead of latest. ' +
+  'A large catalogue comes in pages: pass the nextCursor of an answer as cursor to get the next one.';
 
 /** The shared load_skill text (GET /tools says the same), plus what is particular to MCP. */
 export const MCP_LOAD_SKILL_DESCRIPTION = `${LOAD_SKILL_DESCRIPTION} Over MCP, the available skills are those list_skills returns. The answer begins with a short header naming the version loaded and the bundled files; \`version\` also accepts a dist-tag such as stable.`;
@@ -70,7 +73,7 @@ const versionArgument = z
  * of its own, so every call reads the database and a publish, tag move or yank shows on the next call.
  */
 export function createMcpServer(deps: McpServerDependencies): McpServer {
-  const { skills, loads } = deps.repositories;
+  const { reads } = deps;
   const capabilities: ServerCapabilities = { tools: {}, resources: {}, completions: {} };
   const server = new McpServer(
     { name: MCP_SERVER_NAME, title: 'Agent Skills registry', version: MCP_SERVER_VERSION },
@@ -103,23 +106,30 @@ export function createMcpServer(deps: McpServerDependencies): McpServer {
       inputSchema: {
         q: z.string().max(200).optional().describe('Search words matched against names and descriptions'),
         tag: z.string().max(64).optional().describe('Dist-tag to list (default latest)'),
+        cursor: z
+          .string()
+          .max(500)
+          .optional()
+          .describe('nextCursor of the previous answer, for the next page'),
       },
       outputSchema: {
         skills: z.array(z.object({ name: z.string(), description: z.string(), version: z.string() })),
-        truncated: z.boolean().describe('true when more skills match than were returned; narrow with q'),
+        truncated: z.boolean().describe('true when more skills match than were returned: see nextCursor'),
+        nextCursor: z.string().optional().describe('Pass as cursor to list the next page'),
       },
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
-    async ({ q, tag }) =>
+    async ({ q, tag, cursor }) =>
       toolResult(async () => {
-        const { items, truncated } = await catalogue(deps, { q, tag });
-        // Skills only a person may invoke are not offered to the model (see userInvocable below).
+        const { items, nextCursor } = await catalogue(reads, { q, tag, cursor }, LISTED_PER_CALL);
+        // Skills only a person may invoke are not offered to the model (see services/visibility.ts).
         const listed = items
           .filter((item) => isModelInvocable(item.frontmatter))
           .map(({ name, description, version }) => ({ name, description, version }));
+        const truncated = nextCursor !== undefined;
         return {
-          content: [{ type: 'text', text: renderCatalogue(listed, truncated, { q, tag }) }],
-          structuredContent: { skills: listed, truncated },
+          content: [{ type: 'text', text: renderCatalogue(listed, nextCursor, { q, tag }) }],
+          structuredContent: { skills: listed, truncated, ...(truncated ? { nextCursor } : {}) },
         };
       }),
   );
@@ -137,9 +147,9 @@ export function createMcpServer(deps: McpServerDependencies): McpServer {
     },
     async ({ name, version }) =>
       toolResult(async () => {
-        const record = await skills.resolve(name.trim(), selectorFor(version));
-        const files = (await skills.files(record.id)).filter((file) => file.path !== SKILL_MD);
-        loads.record(record.name);
+        const { record } = await reads.resolveWithYank(name.trim(), selectorFor(version));
+        const files = (await reads.files(record)).filter((file) => file.path !== SKILL_MD);
+        reads.recordLoad(record.name);
         return {
           content: [
             { type: 'text', text: loadHeader(record, files) },
@@ -163,11 +173,11 @@ export function createMcpServer(deps: McpServerDependencies): McpServer {
     },
     async ({ name, path, version }) =>
       toolResult(async () => {
-        const record = await skills.resolve(name.trim(), selectorFor(version));
-        const filePath = normalisePath(path);
-        const file = await skills.readFile(record, filePath);
-        if (filePath === SKILL_MD) loads.record(record.name);
-        const kind = classify(filePath, file.bytes);
+        const { record } = await reads.resolve(name.trim(), selectorFor(version));
+        const file = await reads.file(record, path.trim());
+        const filePath = file.path;
+        if (filePath === SKILL_MD) reads.recordLoad(record.name);
+        const kind = classifyFile(filePath, file.bytes);
         if (kind.text !== undefined) return { content: [{ type: 'text', text: kind.text }] };
         const data = Buffer.from(file.bytes).toString('base64');
         if (IMAGE_TYPES.has(kind.mimeType)) {
@@ -190,7 +200,7 @@ export function createMcpServer(deps: McpServerDependencies): McpServer {
 
   const completeName = async (value: string): Promise<string[]> => {
     try {
-      const page = await skills.catalogue({ q: value.trim() || undefined, limit: 100 });
+      const page = await reads.catalogueItems({ q: value.trim() || undefined, limit: 100 });
       const names = page.items.map((item) => item.name);
       return [
         ...names.filter((name) => name.startsWith(value)),
@@ -204,7 +214,8 @@ export function createMcpServer(deps: McpServerDependencies): McpServer {
   server.registerResource(
     'skill',
     new ResourceTemplate('skill://{name}/SKILL.md', {
-      list: async () => listSkillResources(deps),
+      // Listing is answered by the paginated handler installed below.
+      list: async () => ({ resources: [] }),
       complete: { name: completeName },
     }),
     {
@@ -227,21 +238,12 @@ export function createMcpServer(deps: McpServerDependencies): McpServer {
     async (uri, variables) => readResource(deps, uri, variables),
   );
 
+  // resources/list with MCP's cursor pagination, which the SDK's template listing does not offer.
+  server.server.setRequestHandler(ListResourcesRequestSchema, async (request) =>
+    listSkillResources(deps, request.params?.cursor),
+  );
+
   return server;
-}
-
-/**
- * Who may see a skill, following Claude Code's flags: tools are model-facing, so list_skills leaves out
- * `disable-model-invocation: true` (loading it by its exact name still works, as GET /content does: a
- * person asked for it). Resources are what an application shows people to pick from, so the resource
- * list keeps those and leaves out `user-invocable: false` (model-only background skills) instead.
- */
-export function userInvocable(frontmatter: Record<string, unknown>): boolean {
-  return !isFalse(frontmatter['user-invocable']);
-}
-
-function isFalse(value: unknown): boolean {
-  return value === false || (typeof value === 'string' && value.trim().toLowerCase() === 'false');
 }
 
 /** `version` may be an exact version (v-prefix tolerated) or a dist-tag; anything version-like is a version. */
@@ -254,28 +256,33 @@ export function selectorFor(version: string | undefined): VersionSelector {
   return { tag: value };
 }
 
+/**
+ * Catalogue items from `cursor` on, a page at a time, until `wanted` are read; the cursor of the rest
+ * when there is more. A cursor this registry did not issue is a 400 (a tool error, or invalid params).
+ */
 async function catalogue(
-  deps: McpServerDependencies,
-  query: { q?: string; tag?: string },
-): Promise<{ items: CatalogueItem[]; truncated: boolean }> {
+  reads: SkillReadService,
+  query: { q?: string; tag?: string; cursor?: string },
+  wanted: number,
+): Promise<{ items: CatalogueItem[]; nextCursor?: string }> {
   const items: CatalogueItem[] = [];
-  let cursor: string | undefined;
+  let cursor = query.cursor || undefined;
   do {
-    const page = await deps.repositories.skills.catalogue({
+    const page = await reads.catalogueItems({
       q: query.q?.trim() || undefined,
       tag: query.tag?.trim() || undefined,
-      limit: 500,
+      limit: Math.min(PAGE, wanted - items.length),
       cursor,
     });
     items.push(...page.items);
     cursor = page.nextCursor ?? undefined;
-  } while (cursor !== undefined && items.length < MAX_LISTED);
-  return { items: items.slice(0, MAX_LISTED), truncated: cursor !== undefined || items.length > MAX_LISTED };
+  } while (cursor !== undefined && items.length < wanted);
+  return cursor === undefined ? { items } : { items, nextCursor: cursor };
 }
 
 function renderCatalogue(
   listed: { name: string; description: string; version: string }[],
-  truncated: boolean,
+  nextCursor: string | undefined,
   query: { q?: string; tag?: string },
 ): string {
   if (listed.length === 0) {
@@ -285,7 +292,9 @@ function renderCatalogue(
       : 'This registry has no skills yet.';
   }
   const lines = listed.map((skill) => `- ${skill.name} (${skill.version}): ${oneLine(skill.description)}`);
-  const more = truncated ? `\n\nMore skills match than are listed here; narrow the list with q.` : '';
+  const more = nextCursor
+    ? `\n\nMore skills match than are listed here: call list_skills again with cursor "${nextCursor}" for the next page, or narrow the list with q.`
+    : '';
   return `${listed.length} skill${listed.length === 1 ? '' : 's'}. Call load_skill with a name to read its instructions before a task it covers.\n\n${lines.join('\n')}${more}`;
 }
 
@@ -312,40 +321,26 @@ function loadHeader(record: VersionRecord, files: { path: string; size: number }
   return lines.join('\n');
 }
 
-function normalisePath(path: string): string {
-  return path.trim().replace(/^(\.\/|\/)+/, '');
-}
-
-const TEXT_TYPES = /^(text\/|application\/(json|xml|yaml|x-yaml|javascript|x-sh|toml)|image\/svg\+xml)/;
-
-/** Text when the bytes are UTF-8 without NUL (whatever the extension), else binary with a content type. */
-function classify(path: string, bytes: Uint8Array): { mimeType: string; text?: string } {
-  const looked = mime.lookup(path) || undefined;
-  if (looked && IMAGE_TYPES.has(looked)) return { mimeType: looked };
-  const text = decodeText(bytes);
-  if (text === undefined) return { mimeType: looked ?? 'application/octet-stream' };
-  return { mimeType: looked && TEXT_TYPES.test(looked) ? looked : 'text/plain', text };
-}
-
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-function decodeText(bytes: Uint8Array): string | undefined {
-  if (bytes.includes(0)) return undefined;
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return undefined;
-  }
-}
-
 export function resourceUri(name: string, path: string): string {
   return `skill://${name}/${path.split('/').map(encodeURIComponent).join('/')}`;
 }
 
-async function listSkillResources(deps: McpServerDependencies): Promise<ListResourcesResult> {
-  const { items } = await catalogue(deps, {});
+/** One page of the resource list: SKILL.md of each current skill people may pick. */
+async function listSkillResources(
+  deps: McpServerDependencies,
+  cursor: string | undefined,
+): Promise<ListResourcesResult> {
+  let page: { items: CatalogueItem[]; nextCursor?: string };
+  try {
+    page = await catalogue(deps.reads, { cursor }, PAGE);
+  } catch (error) {
+    if (error instanceof AppError && error.status < 500) {
+      throw new ResourceError(INVALID_PARAMS, error.message, { cursor, ...error.extensions });
+    }
+    throw error;
+  }
   return {
-    resources: items
+    resources: page.items
       .filter((item) => userInvocable(item.frontmatter))
       .map((item) => ({
         uri: resourceUri(item.name, SKILL_MD),
@@ -354,6 +349,7 @@ async function listSkillResources(deps: McpServerDependencies): Promise<ListReso
         description: item.description,
         mimeType: 'text/markdown',
       })),
+    ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
   };
 }
 
@@ -374,7 +370,7 @@ async function readResource(
   uri: URL,
   variables: Record<string, string | string[]>,
 ): Promise<ReadResourceResult> {
-  const { skills, loads } = deps.repositories;
+  const { reads } = deps;
   const href = uri.toString();
   const variable = (key: string) => {
     const value = variables[key];
@@ -391,13 +387,13 @@ async function readResource(
     });
   }
   try {
-    const record = await skills.resolve(name, {});
-    const file = await skills.readFile(record, path);
-    if (path === SKILL_MD) loads.record(record.name);
+    const { record } = await reads.resolve(name, {});
+    const file = await reads.file(record, path);
+    if (file.path === SKILL_MD) reads.recordLoad(record.name);
     const kind =
-      path === SKILL_MD
+      file.path === SKILL_MD
         ? { mimeType: 'text/markdown', text: decodeText(file.bytes) }
-        : classify(path, file.bytes);
+        : classifyFile(file.path, file.bytes);
     if (kind.text !== undefined)
       return { contents: [{ uri: href, mimeType: kind.mimeType, text: kind.text }] };
     return {

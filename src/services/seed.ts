@@ -6,8 +6,9 @@ import { prepareBundle } from '../bundle/prepare.js';
 import type { BundleLimits } from '../bundle/types.js';
 import { chooseVersion } from '../bundle/version.js';
 import { AppError } from '../errors.js';
-import type { SkillsRepository } from '../storage/skills-repository.js';
 import { readSkillFolder } from './skill-folder.js';
+import type { SkillReadService } from './skill-reads.js';
+import type { SkillWriteService } from './skill-writes.js';
 
 /** Kept for callers that read folders through the seed module. */
 export { readSkillFolder };
@@ -17,7 +18,7 @@ export { readSkillFolder };
  * no-op) and never overwrites: a skill that already has a version above the seed's is left alone.
  */
 export async function loadSeeds(
-  skills: SkillsRepository,
+  services: { reads: SkillReadService; writes: SkillWriteService },
   seedDir: string,
   limits: BundleLimits,
   log: FastifyBaseLogger,
@@ -40,7 +41,7 @@ export async function loadSeeds(
         metadataVersion: prepared.skill.metadataVersion ?? '1.0.0',
         existing: [],
       }).version;
-      const existing = await skills.versions(prepared.skill.name).catch(() => []);
+      const existing = await services.reads.versions(prepared.skill.name).catch(() => []);
       const newer = existing.find((summary) => semver.gt(summary.version, seedVersion));
       if (newer) {
         log.debug(
@@ -49,7 +50,7 @@ export async function loadSeeds(
         );
         continue;
       }
-      const result = await skills.publish({
+      const result = await services.writes.publish({
         skill: prepared.skill,
         files: prepared.files,
         digest: prepared.digest,

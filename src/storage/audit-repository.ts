@@ -92,3 +92,12 @@ function decodeAuditCursor(raw: string): number {
     { parameter: 'cursor' },
   );
 }
+
+/** The audit log as the admin API reads it. */
+export class AuditRepository {
+  constructor(private readonly db: Db) {}
+
+  list(query: AuditQuery) {
+    return listAudit(this.db, query);
+  }
+}

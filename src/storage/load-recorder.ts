@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { CHANGES_CHANNEL } from '../cache/change-feed.js';
+import { notifyLoads } from '../db/change-notifications.js';
 import type { Db } from '../db/client.js';
 
 /**
@@ -79,7 +79,7 @@ export class LoadRecorder {
         where skills.name = loads.name
       )
       select bumped.loads_revision::text as loads_revision,
-        pg_notify(${CHANGES_CHANNEL}, 'l:' || bumped.loads_revision)
+        ${notifyLoads(sql`bumped.loads_revision`)}
       from bumped`);
     const [row] = (result as unknown as { rows: { loads_revision: string }[] }).rows;
     if (row) for (const listener of this.flushListeners) listener(Number(row.loads_revision));

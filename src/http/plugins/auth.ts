@@ -1,7 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../../errors.js';
-import { grants, type Principal, type Scope, safeEqual } from '../../storage/tokens-repository.js';
+import {
+  grants,
+  type Principal,
+  type Scope,
+  safeEqual,
+  type TokensRepository,
+} from '../../storage/tokens-repository.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -26,7 +32,8 @@ class AuthError extends AppError {
   }
 }
 
-async function authPlugin(app: FastifyInstance) {
+async function authPlugin(app: FastifyInstance, options: { tokens: TokensRepository }) {
+  const { tokens } = options;
   app.decorateRequest('principal', null);
 
   const authorizeHooks = new WeakSet<object>();
@@ -51,7 +58,7 @@ async function authPlugin(app: FastifyInstance) {
     if (app.config.adminToken && safeEqual(secret, app.config.adminToken)) {
       return { actor: 'admin-token', scopes: ['admin'] };
     }
-    const result = await app.repositories.tokens.authenticate(secret);
+    const result = await tokens.authenticate(secret);
     if ('refused' in result) {
       const reasons = {
         unknown:
@@ -110,4 +117,4 @@ async function authPlugin(app: FastifyInstance) {
   });
 }
 
-export default fp(authPlugin, { name: 'auth', dependencies: ['registry-context'] });
+export default fp(authPlugin, { name: 'auth' });

@@ -1,7 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { BundleError } from '../../bundle/types.js';
 import { AppError } from '../../errors.js';
 import { sendProblem } from '../problem.js';
 
@@ -59,12 +58,6 @@ export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
 
 async function errorsPlugin(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error instanceof BundleError) {
-      return sendProblem(reply, error.status, error.title, error.message, {
-        errors: error.errors,
-        ...(error.warnings.length > 0 ? { warnings: error.warnings } : {}),
-      });
-    }
     if (error instanceof AppError) {
       return sendProblem(reply, error.status, error.title, error.message, error.extensions);
     }
@@ -166,4 +159,4 @@ function httpTitle(status: number): string {
   return titles[status] ?? 'Error';
 }
 
-export default fp(errorsPlugin, { name: 'errors', dependencies: ['registry-context'] });
+export default fp(errorsPlugin, { name: 'errors' });

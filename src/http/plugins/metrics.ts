@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, collectDefaultMetrics, Gauge, type Metric, Registry } from 'prom-client';
 import type { Database } from '../../db/client.js';
+import type { Registry as SkillRegistry } from '../../services/registry.js';
 import { RequestMetrics } from '../request-metrics.js';
 
 /**
@@ -65,7 +66,7 @@ function publishOutcome(status: number): (typeof PUBLISH_OUTCOMES)[number] {
   return status >= 500 ? 'error' : 'refused';
 }
 
-async function metricsPlugin(app: FastifyInstance) {
+async function metricsPlugin(app: FastifyInstance, options: { registry: SkillRegistry }) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
@@ -86,7 +87,7 @@ async function metricsPlugin(app: FastifyInstance) {
   });
   for (const outcome of PUBLISH_OUTCOMES) publishes.inc({ outcome }, 0);
 
-  const { database } = app;
+  const { database } = options.registry;
   new Gauge({
     name: 'skillreg_database_info',
     help: 'The database in use: kind is postgres (DATABASE_URL) or pglite (embedded)',
@@ -122,7 +123,7 @@ async function metricsPlugin(app: FastifyInstance) {
   });
 
   // The read cache (src/cache), read at scrape time.
-  const { readCache } = app;
+  const readCache = options.registry.cache;
   new Counter({
     name: 'skillreg_read_cache_lookups_total',
     help: 'Read cache lookups by kind (immutable, skill, catalogue) and result (hit, miss)',
@@ -161,7 +162,7 @@ async function metricsPlugin(app: FastifyInstance) {
     },
   });
 
-  app.repositories.loads.onRecord(() => skillLoads.inc());
+  options.registry.repositories.loads.onRecord(() => skillLoads.inc());
 
   // Callback style, not async: an async hook costs a promise per request on the hottest path.
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
@@ -183,4 +184,4 @@ async function metricsPlugin(app: FastifyInstance) {
   app.decorate('metrics', { registry, requests, skillLoads, publishes });
 }
 
-export default fp(metricsPlugin, { name: 'metrics', dependencies: ['registry-context'] });
+export default fp(metricsPlugin, { name: 'metrics' });

@@ -1,12 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge } from 'prom-client';
-import { bufferBody } from '../caching.js';
-import { RESPONSE_CACHE_SHARE, ResponseCache, type ResponseCacheSpec } from '../response-cache.js';
+import { bufferBody } from '../../cache/bodies.js';
+import type { CatalogueState } from '../../cache/catalogue-state.js';
+import { RESPONSE_CACHE_SHARE, ResponseCache, type ResponseCacheSpec } from '../../cache/response-cache.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Repeats routes' public 200 answers before Fastify runs (src/http/response-cache.ts). */
+    /** Repeats routes' public 200 answers before Fastify runs (src/cache/response-cache.ts). */
     responseCache: ResponseCache;
   }
   interface FastifyRequest {
@@ -39,10 +40,10 @@ export function responseCacheAllowed(app: FastifyInstance): boolean {
   );
 }
 
-async function responseCachePlugin(app: FastifyInstance) {
+async function responseCachePlugin(app: FastifyInstance, options: { state: CatalogueState }) {
   const cache = new ResponseCache({
     maxBytes: responseCacheAllowed(app) ? Math.floor(app.config.cacheBytes * RESPONSE_CACHE_SHARE) : 0,
-    state: app.readCache.state,
+    state: options.state,
     metrics: app.metrics.requests,
   });
   app.decorate('responseCache', cache);
@@ -112,5 +113,5 @@ async function responseCachePlugin(app: FastifyInstance) {
 
 export default fp(responseCachePlugin, {
   name: 'response-cache',
-  dependencies: ['registry-context', 'metrics'],
+  dependencies: ['metrics'],
 });

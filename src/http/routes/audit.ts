@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AUDIT_ACTIONS, listAudit } from '../../storage/audit-repository.js';
+import type { Registry } from '../../services/registry.js';
+import { AUDIT_ACTIONS } from '../../storage/audit-repository.js';
 import { problemResponses } from '../problem.js';
 import { withoutNul } from '../schemas.js';
 
@@ -30,7 +31,8 @@ const instant = (what: string) =>
     .optional()
     .describe(`${what} (ISO 8601 date-time with Z or an offset, e.g. 2025-01-31T00:00:00Z)`);
 
-const auditRoutes: FastifyPluginAsyncZod = async (app) => {
+const auditRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { registry }) => {
+  const { audit } = registry.repositories;
   app.get(
     '/audit',
     {
@@ -72,7 +74,7 @@ const auditRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request) => {
       const { since, until, ...query } = request.query;
-      const page = await listAudit(app.database.db, {
+      const page = await audit.list({
         ...query,
         since: since === undefined ? undefined : new Date(since),
         until: until === undefined ? undefined : new Date(until),

@@ -1,8 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import type { Registry } from '../../services/registry.js';
 import { clientErrors, problemResponses, sendProblem } from '../problem.js';
 
-const healthRoutes: FastifyPluginAsyncZod = async (app) => {
+const healthRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { registry }) => {
+  const { database } = registry;
   app.get(
     '/livez',
     {
@@ -36,8 +38,8 @@ const healthRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       try {
-        await app.database.ping();
-        return { status: 'ok' as const, database: app.database.kind };
+        await database.ping();
+        return { status: 'ok' as const, database: database.kind };
       } catch (error) {
         request.log.warn({ err: error }, 'readiness check failed');
         return sendProblem(reply, 503, 'Service Unavailable', 'the database does not answer');

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { createMcpServer } from '../../mcp/server.js';
+import type { Registry } from '../../services/registry.js';
 import { problemResponses, sendProblem } from '../problem.js';
 
 /** Largest JSON-RPC message accepted (the SDK's own default). */
@@ -34,7 +35,7 @@ function parseBody(request: FastifyRequest): { ok: true; body: unknown } | { ok:
  * answers any request and nothing is cached between requests. Server-initiated streams (GET) and
  * sessions (DELETE) do not exist in stateless mode: both answer 405, as the transport spec allows.
  */
-const mcpRoutes: FastifyPluginAsyncZod = async (app) => {
+const mcpRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { registry }) => {
   const readable = app.authorize('read');
 
   // Bodies are parsed in the handler, so bad JSON is a JSON-RPC parse error rather than a problem
@@ -65,8 +66,8 @@ const mcpRoutes: FastifyPluginAsyncZod = async (app) => {
         summary: 'Model Context Protocol endpoint (Streamable HTTP)',
         description: [
           'MCP over Streamable HTTP (stateless, JSON responses). Point an MCP client at this URL.',
-          'Tools: `list_skills {q?, tag?}` (the catalogue), `load_skill {name, version?}` (the SKILL.md body with a header naming the version and bundled files), `read_skill_file {name, path, version?}` (one bundled file: text, image or base64 resource).',
-          'Resources: `skill://{name}/SKILL.md` (listed for every current skill) and `skill://{name}/{+path}` (any bundled file of the latest version).',
+          'Tools: `list_skills {q?, tag?, cursor?}` (the catalogue, a page at a time), `load_skill {name, version?}` (the SKILL.md body with a header naming the version and bundled files), `read_skill_file {name, path, version?}` (one bundled file: text, image or base64 resource).',
+          'Resources: `skill://{name}/SKILL.md` (listed for every current skill, paginated with cursors) and `skill://{name}/{+path}` (any bundled file of the latest version).',
           'The request must accept both `application/json` and `text/event-stream` and carry `Content-Type: application/json`; after `initialize`, send `MCP-Protocol-Version`.',
           'Protocol errors (unparseable JSON, an invalid JSON-RPC message, a wrong Accept or Content-Type) are JSON-RPC error objects (`application/json`, HTTP 400/406/413/415), not problem documents; unknown skills or files are tool results with `isError: true`, or error -32002 for resources.',
           'Reads need a token with scope `read` when SKILLREG_READ_AUTH=true.',
@@ -86,7 +87,7 @@ const mcpRoutes: FastifyPluginAsyncZod = async (app) => {
       const parsed = parseBody(request);
       if (!parsed.ok) return sendJsonRpcError(reply, 400, -32700, 'Parse error: Invalid JSON');
 
-      const server = createMcpServer({ repositories: app.repositories, log: request.log });
+      const server = createMcpServer({ reads: registry.reads, log: request.log });
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
         enableJsonResponse: true,

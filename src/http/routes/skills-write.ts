@@ -6,9 +6,11 @@ import { z } from 'zod';
 import { createLimitTracker, tooLarge, tooManyFiles } from '../../bundle/archive-read.js';
 import { BundleError, type BundleFile, type BundleLimits } from '../../bundle/types.js';
 import { BadRequestError } from '../../errors.js';
-import { publishUpload, type Upload } from '../../services/publish.js';
+import { publishResultSchema } from '../../services/documents.js';
+import type { Registry } from '../../services/registry.js';
+import type { Upload } from '../../services/skill-writes.js';
 import { problemResponses } from '../problem.js';
-import { nameParam, publishResultSchema, withoutNul } from '../schemas.js';
+import { nameParam, withoutNul } from '../schemas.js';
 
 const TAG_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
@@ -121,8 +123,8 @@ function uploadOf(request: FastifyRequest, bytes: unknown): Upload {
   return { kind: 'archive', bytes: body };
 }
 
-const skillsWriteRoutes: FastifyPluginAsyncZod = async (app) => {
-  const { skills } = app.repositories;
+const skillsWriteRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { registry }) => {
+  const { writes } = registry;
   const { limits } = app.config;
 
   // Binary bodies arrive whole (bounded by bodyLimit) and are read by the bundle layer with its own limits.
@@ -167,12 +169,11 @@ const skillsWriteRoutes: FastifyPluginAsyncZod = async (app) => {
       const upload: Upload = request.isMultipart()
         ? { kind: 'files', files: await readMultipartFiles(request, limits) }
         : uploadOf(request, request.body);
-      const result = await publishUpload(skills, upload, {
+      const result = await writes.publishUpload(upload, {
         nameOverride: name,
         version,
         tag,
         actor: request.principal!.actor,
-        limits,
       });
       request.log.info(
         { skill: result.name, version: result.version, digest: result.digest, created: result.created },
@@ -211,7 +212,7 @@ const skillsWriteRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request) => {
       const { name, tag } = request.params;
       checkTagName(tag);
-      const { previous } = await skills.moveTag(name, tag, request.body.version, request.principal!.actor);
+      const { previous } = await writes.moveTag(name, tag, request.body.version, request.principal!.actor);
       return { name, tag, version: request.body.version, previous };
     },
   );
@@ -241,7 +242,7 @@ const skillsWriteRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request) => {
       const { name, version } = request.params;
-      const result = await skills.yank(name, version, request.principal!.actor);
+      const result = await writes.yank(name, version, request.principal!.actor);
       return { name, version, yanked: true as const, ...result };
     },
   );

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import type { Registry } from '../../services/registry.js';
 import { SCOPES } from '../../storage/tokens-repository.js';
 import { problemResponses } from '../problem.js';
 
@@ -23,8 +24,8 @@ function serialize<T extends { createdAt: Date; expiresAt: Date | null; lastUsed
   };
 }
 
-const tokensRoutes: FastifyPluginAsyncZod = async (app) => {
-  const { tokens } = app.repositories;
+const tokensRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { registry }) => {
+  const { tokens } = registry.repositories;
   const adminOnly = app.authorize('admin');
 
   app.post(

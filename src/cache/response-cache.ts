@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { CatalogueState } from '../cache/catalogue-state.js';
-import { ByteLru } from '../cache/lru.js';
-import type { RequestMetrics } from './request-metrics.js';
+import { requestIdFrom } from '../request-id.js';
+import type { CatalogueState } from './catalogue-state.js';
+import { ifNoneMatchMatches } from './etags.js';
+import { ByteLru } from './lru.js';
 
 /**
  * Answers repeated public GETs before Fastify runs: the exact bytes and headers a route answered for
@@ -70,35 +70,22 @@ const PER_REQUEST = new Set([
 /** What a 304 repeats of the 200 (RFC 9110 15.4.5): validators and caching directives. */
 const KEPT_ON_304 = new Set(['etag', 'cache-control', 'vary', 'expires', 'content-location']);
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-/** The opaque part of an entity tag: without surrounding spaces and the weak prefix. */
-function opaqueTag(tag: string): string {
-  const trimmed = tag.trim();
-  return trimmed.startsWith('W/') ? trimmed.slice(2) : trimmed;
-}
-
-/** RFC 9110 If-None-Match against one ETag: weak comparison, lists and `*`. */
-export function ifNoneMatchMatches(header: string, etag: string): boolean {
-  // The common case, a client sending back the ETag it was given, without parsing (polls are hot).
-  if (header === etag) return true;
-  if (header.trim() === '*') return true;
-  const wanted = opaqueTag(etag);
-  for (const candidate of header.split(',')) if (opaqueTag(candidate) === wanted) return true;
-  return false;
+/** Where answers from this cache are counted: the same request metrics Fastify's hooks record. */
+export interface AnswerRecorder {
+  record(method: string, route: string, status: number, seconds: number, conditional: boolean): void;
 }
 
 export interface ResponseCacheOptions {
   /** Bytes the entries may hold together; 0 disables the cache. */
   maxBytes: number;
   state: CatalogueState;
-  metrics: RequestMetrics;
+  metrics: AnswerRecorder;
 }
 
 export class ResponseCache {
   private readonly lru: ByteLru<Entry>;
   private readonly state: CatalogueState;
-  private readonly metrics: RequestMetrics;
+  private readonly metrics: AnswerRecorder;
   /** Off while the app closes (Fastify answers 503 and closes connections then) or when disabled. */
   private enabled: boolean;
   readonly counters = { hits: 0, notModified: 0, stored: 0 };
@@ -170,8 +157,7 @@ export class ResponseCache {
       return false;
     }
     const started = performance.now();
-    const incoming = headers['x-request-id'];
-    const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const requestId = requestIdFrom(headers['x-request-id']);
     const ifNoneMatch = headers['if-none-match'];
     let status: number;
     if (ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, entry.etag)) {

@@ -1,0 +1,134 @@
+import type { AgentCatalogueMirror } from '../cache/agent-catalogue.js';
+import { jsonBody } from '../cache/bodies.js';
+import { revisionEtag } from '../cache/etags.js';
+import type { ReadCache } from '../cache/read-cache.js';
+import { buildPrompt, type PromptResult, type SkillSelection, selectAgentSkills } from '../render/prompt.js';
+import { promptJsonBody, textBody } from '../render/prompt-document.js';
+import { anthropicTools, openAiTools } from '../render/tools.js';
+import { type Answer, bodyOf } from './answers.js';
+import { anthropicToolsSchema, openAiToolsSchema } from './documents.js';
+
+export type PromptFormat = 'xml' | 'markdown' | 'json';
+export type ToolsProvider = 'anthropic' | 'openai';
+
+/** A rendered prompt as the cache keeps it: the bytes sent and, for the text layouts, their token count. */
+interface RenderedPrompt {
+  body: Buffer;
+  tokens?: number;
+}
+
+const CONTENT_TYPES: Record<PromptFormat, string> = {
+  xml: 'text/plain; charset=utf-8',
+  markdown: 'text/markdown; charset=utf-8',
+  json: 'application/json; charset=utf-8',
+};
+
+/**
+ * What a remote agent reads to use the registry's skills: the system-prompt fragment (GET /prompt)
+ * and the load-tool definitions (GET /tools). Both select from the agent catalogue in memory (the
+ * default selection) or the database, and renderings are kept for the catalogue revision they were
+ * made at (plus the loads revision when a budget orders skills by use), so a poll renders nothing.
+ */
+export class AgentRenderingService {
+  constructor(
+    private readonly cache: ReadCache,
+    /** The agent catalogue in memory, caught up by revision. */
+    readonly catalogue: AgentCatalogueMirror,
+  ) {}
+
+  async prompt(request: {
+    selection: SkillSelection;
+    format: PromptFormat;
+    budget?: number;
+    baseUrl: string;
+  }): Promise<Answer & { tokens?: number }> {
+    const { selection, format, budget, baseUrl } = request;
+    const { revision, loadsRevision } = await this.cache.current();
+    const key = `prompt|${JSON.stringify([format, selection, budget ?? null, baseUrl])}`;
+    const render = () => this.renderPrompt(selection, format, baseUrl, budget);
+    const answer = (etag: string, rendered: () => Promise<RenderedPrompt>): Answer => ({
+      etag,
+      immutable: false,
+      contentType: CONTENT_TYPES[format],
+      body: async () => {
+        const { body, tokens } = await rendered();
+        return format === 'json'
+          ? { payload: body }
+          : { payload: body, headers: { 'x-prompt-tokens': String(tokens) } };
+      },
+    });
+    if (budget === undefined) {
+      const etag = revisionEtag(revision, 'prompt', format, selection, null, baseUrl, null);
+      return answer(etag, () => this.cache.catalogueWide(key, revision, render, true));
+    }
+    // Which skills a budget drops depends on recent loads, which do not bump the revision: the ETag
+    // names the loads revision the rendering was made at, so it is rendered before the ETag is known.
+    const byLoads = await this.cache.byLoads(key, revision, loadsRevision, render);
+    const etag = revisionEtag(
+      revision,
+      'prompt',
+      format,
+      selection,
+      budget,
+      baseUrl,
+      String(byLoads.loadsRevision),
+    );
+    return answer(etag, () => Promise.resolve(byLoads.value));
+  }
+
+  async tools(request: {
+    selection: SkillSelection;
+    provider: ToolsProvider;
+    strict: boolean;
+  }): Promise<Answer> {
+    const { selection, provider } = request;
+    const strict = provider === 'openai' && request.strict;
+    const revision = await this.cache.revision();
+    return {
+      etag: revisionEtag(revision, 'tools', provider, strict, selection),
+      immutable: false,
+      contentType: 'application/json; charset=utf-8',
+      body: async () => {
+        const body = await this.cache.catalogueWide(
+          `tools|${JSON.stringify([provider, strict, selection])}`,
+          revision,
+          async () => {
+            const names = await this.invocableNames(selection);
+            return provider === 'openai'
+              ? jsonBody(openAiToolsSchema, openAiTools(names, { strict }))
+              : jsonBody(anthropicToolsSchema, anthropicTools(names));
+          },
+          true,
+        );
+        return bodyOf(body)();
+      },
+    };
+  }
+
+  /** Names of the selected skills a model may invoke, in catalogue order. */
+  async invocableNames(selection: SkillSelection): Promise<string[]> {
+    const { skills } = await selectAgentSkills(this.catalogue, selection, { descriptions: false });
+    return skills.map((skill) => skill.name);
+  }
+
+  private async renderPrompt(
+    selection: SkillSelection,
+    format: PromptFormat,
+    baseUrl: string,
+    budget: number | undefined,
+  ): Promise<{ value: RenderedPrompt; bytes: number }> {
+    const selected = await selectAgentSkills(this.catalogue, selection);
+    const result: PromptResult = await buildPrompt(selected.skills, {
+      style: format === 'markdown' ? 'markdown' : 'xml',
+      baseUrl,
+      tag: selection.tag,
+      budget,
+      describe: (listed) => this.catalogue.describe(listed),
+    });
+    const body =
+      format === 'json'
+        ? await promptJsonBody({ ...result, omitted: [...result.omitted, ...selected.omitted] }, result.parts)
+        : await textBody(result.parts);
+    return { value: { body: body.value, tokens: result.tokens }, bytes: body.bytes + 64 };
+  }
+}

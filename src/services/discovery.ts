@@ -1,0 +1,146 @@
+import { z } from 'zod';
+import { jsonBody } from '../cache/bodies.js';
+import { revisionEtag } from '../cache/etags.js';
+import type { ReadCache } from '../cache/read-cache.js';
+import type { CurrentArchive } from '../storage/archives-repository.js';
+import type { ArchiveFormat } from '../storage/records.js';
+import { type Answer, bodyOf } from './answers.js';
+import { type ArchiveService, PUBLISH_ARCHIVE_FORMAT } from './archives.js';
+import type { SkillReadService } from './skill-reads.js';
+
+export const DISCOVERY_SCHEMA = 'https://schemas.agentskills.io/discovery/0.2.0/schema.json' as const;
+
+/**
+ * The archive format the index points at. The `skills` CLI (npm `skills`) reads both, but its tar
+ * reader knows only the ustar name/prefix fields: a path that needs a PAX header (non-ASCII, or too
+ * long to split) would install under a truncated name. Its zip reader takes UTF-8 names of any length,
+ * so zip is the format that installs every publishable bundle file for file. Every publish builds and
+ * stores this archive with the version, so the index finds them built; only versions published before
+ * that (a migrated or bulk-loaded catalogue) are built here, once.
+ */
+export const INDEX_ARCHIVE_FORMAT: ArchiveFormat = PUBLISH_ARCHIVE_FORMAT;
+
+const entrySchema = z.object({
+  name: z.string(),
+  description: z.string(),
+  type: z.literal('archive'),
+  url: z.string().describe('Absolute URL of the version-pinned bundle (immutable)'),
+  digest: z
+    .string()
+    .regex(/^sha256:[0-9a-f]{64}$/)
+    .describe('sha256 of the exact bytes served at url'),
+});
+
+export const discoveryIndexSchema = z
+  .object({
+    $schema: z.literal(DISCOVERY_SCHEMA),
+    skills: z.array(entrySchema),
+  })
+  .describe('Agent Skills discovery index 0.2.0');
+
+type IndexEntry = z.infer<typeof entrySchema>;
+
+/** The version-pinned bundle URL: an exact version is immutable, so the digest next to it stays true. */
+export function bundleUrl(base: string, name: string, version: string): string {
+  return `${base}/skills/${encodeURIComponent(name)}/bundle?version=${encodeURIComponent(version)}&format=${encodeURIComponent(INDEX_ARCHIVE_FORMAT)}`;
+}
+
+function toEntry(
+  base: string,
+  entry: Pick<CurrentArchive, 'name' | 'description' | 'version'>,
+  sha256: string,
+): IndexEntry {
+  return {
+    name: entry.name,
+    description: entry.description,
+    type: 'archive',
+    url: bundleUrl(base, entry.name, entry.version),
+    digest: `sha256:${sha256}`,
+  };
+}
+
+/** The Agent Skills discovery index (`.well-known/agent-skills/index.json`), whole or for one skill. */
+export class DiscoveryService {
+  /**
+   * Straggler builds of this process, one after another: concurrent index requests (another origin,
+   * the next revision) queue behind the running build instead of building the same archives again,
+   * and the build itself goes in bounded batches that yield between them (ArchiveService.buildMissing),
+   * so a catalogue of thousands of stragglers never takes every connection or the event loop.
+   */
+  private building: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly cache: ReadCache,
+    private readonly archives: ArchiveService,
+    private readonly reads: SkillReadService,
+    private readonly log?: { info(details: object, message: string): void },
+  ) {}
+
+  /** Every current skill (its `latest` version; yanked versions never appear), links under `base`. */
+  async index(base: string): Promise<Answer> {
+    const revision = await this.cache.revision();
+    return {
+      etag: revisionEtag(revision, 'agent-skills-index', base, INDEX_ARCHIVE_FORMAT),
+      immutable: false,
+      contentType: 'application/json; charset=utf-8',
+      body: async () => {
+        const body = await this.cache.catalogueWide(
+          `agent-skills-index|${base}`,
+          revision,
+          async () => {
+            const current = await this.archives.current(INDEX_ARCHIVE_FORMAT);
+            const digests = await this.withDigests(current);
+            return jsonBody(discoveryIndexSchema, {
+              $schema: DISCOVERY_SCHEMA,
+              skills: current.map((entry) => toEntry(base, entry, digests.get(entry.versionId)!)),
+            });
+          },
+          true,
+        );
+        return { payload: body };
+      },
+    };
+  }
+
+  /** The index restricted to one skill's latest version. */
+  async skillIndex(name: string, base: string): Promise<Answer> {
+    const { record, revision } = await this.reads.resolve(name, {});
+    const body = await this.cache.immutable(
+      `agent-skills-index|${record.id}|${base}`,
+      async () => {
+        const archive = await this.reads.archive(record, INDEX_ARCHIVE_FORMAT);
+        return jsonBody(discoveryIndexSchema, {
+          $schema: DISCOVERY_SCHEMA,
+          skills: [toEntry(base, record, archive.sha256)],
+        });
+      },
+      true,
+    );
+    return {
+      etag: revisionEtag(revision, 'agent-skills-index', base, INDEX_ARCHIVE_FORMAT, record.name),
+      immutable: false,
+      contentType: 'application/json; charset=utf-8',
+      body: bodyOf(body),
+    };
+  }
+
+  /** Digests of the archives, building (and storing, once per version) those not built yet. */
+  private async withDigests(current: CurrentArchive[]): Promise<Map<string, string>> {
+    const digests = new Map<string, string>();
+    const missing: CurrentArchive[] = [];
+    for (const entry of current) {
+      if (entry.archiveSha256) digests.set(entry.versionId, entry.archiveSha256);
+      else missing.push(entry);
+    }
+    if (missing.length === 0) return digests;
+    const started = Date.now();
+    const build = this.building.then(() => this.archives.buildMissing(missing, INDEX_ARCHIVE_FORMAT));
+    this.building = build.catch(() => {});
+    for (const [versionId, sha256] of await build) digests.set(versionId, sha256);
+    this.log?.info(
+      { built: missing.length, ms: Date.now() - started },
+      'discovery index: built the archives of versions published before archives were built at publish',
+    );
+    return digests;
+  }
+}

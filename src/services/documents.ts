@@ -1,0 +1,98 @@
+import { z } from 'zod';
+
+/**
+ * The documents the registry answers with, whatever the face: the shapes of /openapi.json, and the
+ * schemas the services encode cached answers with (so a cached answer is exactly what the route's
+ * serializer would have produced).
+ */
+
+export const tokenCountsSchema = z.object({
+  description: z.number().int().describe('Tokens one catalogue entry of this skill costs (o200k_base)'),
+  body: z.number().int().describe('Tokens of the SKILL.md body (o200k_base)'),
+});
+
+export const catalogueItemSchema = z.object({
+  name: z.string(),
+  description: z.string(),
+  version: z.string(),
+  tags: z.array(z.string()).describe('Dist-tags pointing at this version'),
+  digest: z.string(),
+  updatedAt: z.string().describe('When this version became the one the tag points at'),
+  tokens: tokenCountsSchema,
+});
+
+export const fileEntrySchema = z.object({
+  path: z.string(),
+  size: z.number().int(),
+  digest: z.string().describe('sha256:<hex> of the file bytes'),
+});
+
+export const versionSummarySchema = z.object({
+  version: z.string(),
+  digest: z.string(),
+  createdAt: z.string(),
+  yanked: z.boolean(),
+  tags: z.array(z.string()),
+});
+
+export const skillDetailSchema = z.object({
+  name: z.string(),
+  version: z.string(),
+  description: z.string(),
+  digest: z.string(),
+  frontmatter: z.record(z.string(), z.unknown()),
+  createdAt: z.string(),
+  yanked: z.boolean(),
+  tokens: tokenCountsSchema,
+  size: z.number().int().describe('Total bytes of all files'),
+  files: z.array(fileEntrySchema),
+  distTags: z.record(z.string(), z.string()),
+  versions: z.array(versionSummarySchema),
+});
+
+export const issueSchema = z.object({ path: z.string(), detail: z.string() });
+
+export const publishResultSchema = z.object({
+  name: z.string(),
+  version: z.string(),
+  digest: z.string(),
+  created: z.boolean().describe('false when identical content was already published'),
+  warnings: z.array(issueSchema),
+});
+
+export const contentJsonSchema = z.object({
+  name: z.string(),
+  version: z.string(),
+  digest: z.string(),
+  frontmatter: z.record(z.string(), z.unknown()),
+  body: z.string(),
+  files: z.array(fileEntrySchema),
+});
+
+export const catalogueResponseSchema = z.object({
+  items: z.array(catalogueItemSchema),
+  nextCursor: z.string().nullable(),
+});
+
+export const versionsResponseSchema = z.array(versionSummarySchema);
+
+const jsonSchemaObject = z.record(z.string(), z.unknown()).describe('JSON Schema of the tool input');
+
+export const anthropicToolSchema = z.object({
+  name: z.string(),
+  description: z.string(),
+  input_schema: jsonSchemaObject,
+});
+
+export const openAiToolSchema = z.object({
+  type: z.literal('function'),
+  function: z.object({
+    name: z.string(),
+    description: z.string(),
+    parameters: jsonSchemaObject,
+    strict: z.boolean().optional(),
+  }),
+});
+
+export const anthropicToolsSchema = z.array(anthropicToolSchema);
+export const openAiToolsSchema = z.array(openAiToolSchema);

@@ -1,0 +1,101 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { AgentCatalogueMirror } from '../cache/agent-catalogue.js';
+import { ReadCache } from '../cache/read-cache.js';
+import { RESPONSE_CACHE_SHARE } from '../cache/response-cache.js';
+import type { Config } from '../config.js';
+import type { Database } from '../db/client.js';
+import { ArchivesRepository } from '../storage/archives-repository.js';
+import { AuditRepository } from '../storage/audit-repository.js';
+import { CatalogueRepository } from '../storage/catalogue-repository.js';
+import { LoadRecorder } from '../storage/load-recorder.js';
+import { SkillsRepository } from '../storage/skills-repository.js';
+import { TokensRepository } from '../storage/tokens-repository.js';
+import { AgentRenderingService } from './agent-renderings.js';
+import { ArchiveService } from './archives.js';
+import { DiscoveryService } from './discovery.js';
+import { fillPromptTokens } from './prompt-tokens.js';
+import { SkillReadService } from './skill-reads.js';
+import { SkillWriteService } from './skill-writes.js';
+
+export interface Repositories {
+  skills: SkillsRepository;
+  catalogue: CatalogueRepository;
+  archives: ArchivesRepository;
+  tokens: TokensRepository;
+  audit: AuditRepository;
+  /** Layer-2 loads per skill (for budgets that drop the least recently loaded, and metrics). */
+  loads: LoadRecorder;
+}
+
+/**
+ * The registry's services over one database: what every face (the HTTP routes, MCP, the CLI's serve,
+ * the start-up tasks) is handed. The services own the rules; the repositories under them are queries
+ * and transactions; the caches are shared by all of them, so a rule and its cache are decided once.
+ */
+export interface Registry {
+  config: Config;
+  database: Database;
+  repositories: Repositories;
+  /** Hot reads kept in memory, invalidated by revision across replicas (src/cache). */
+  cache: ReadCache;
+  writes: SkillWriteService;
+  reads: SkillReadService;
+  agents: AgentRenderingService;
+  discovery: DiscoveryService;
+  archives: ArchiveService;
+  /** Stores the prompt entry counts of older versions (see prompt-tokens.ts); answers how many. */
+  fillPromptTokens(): Promise<number>;
+  /** Writes pending loads and lets go of the caches (the database stays open). */
+  close(): Promise<void>;
+}
+
+export async function openRegistry(options: {
+  config: Config;
+  database: Database;
+  log?: FastifyBaseLogger;
+}): Promise<Registry> {
+  const { config, database, log } = options;
+  const { db } = database;
+  const skills = new SkillsRepository(db);
+  const loads = new LoadRecorder(db);
+  const repositories: Repositories = {
+    skills,
+    catalogue: new CatalogueRepository(db),
+    archives: new ArchivesRepository(db),
+    tokens: new TokensRepository(db),
+    audit: new AuditRepository(db),
+    loads,
+  };
+  const cache = await ReadCache.open({
+    database,
+    readState: () => skills.state(),
+    writes: {
+      onChange: (listener) => skills.onChange(listener),
+      onFlushed: (listener) => loads.onFlushed(listener),
+    },
+    // The response cache (src/cache/response-cache.ts) takes its share of SKILLREG_CACHE_MB.
+    options: { maxBytes: config.cacheBytes - Math.floor(config.cacheBytes * RESPONSE_CACHE_SHARE) },
+    log,
+  });
+  // Not counted in the cache's bytes; with the cache off it still serves, but asks on every read.
+  const mirror = new AgentCatalogueMirror(repositories.catalogue, cache.state, { alwaysCheck: !cache.keeps });
+  const archives = new ArchiveService(repositories.archives, skills);
+  const reads = new SkillReadService(skills, repositories.catalogue, archives, cache, loads);
+  return {
+    config,
+    database,
+    repositories,
+    cache,
+    writes: new SkillWriteService(skills, config.limits),
+    reads,
+    agents: new AgentRenderingService(cache, mirror),
+    discovery: new DiscoveryService(cache, archives, reads, log),
+    archives,
+    fillPromptTokens: () => fillPromptTokens(repositories.catalogue),
+    async close() {
+      await loads.flush();
+      mirror.close();
+      await cache.close();
+    },
+  };
+}

@@ -1,0 +1,492 @@
+import { normalizeEntryPath } from '../bundle/paths.js';
+import { BundleError } from '../bundle/types.js';
+import { sortVersionsDescending } from '../bundle/version.js';
+import { bufferBody, jsonBody } from '../cache/bodies.js';
+import { digestEtag, revisionEtag } from '../cache/etags.js';
+import type { ReadCache } from '../cache/read-cache.js';
+import type { ResponseValidity } from '../cache/response-cache.js';
+import { BadRequestError } from '../errors.js';
+import { argumentsFingerprint, declaredArgumentNames, substituteArguments } from '../render/arguments.js';
+import { renderSkillXml } from '../render/skill-content.js';
+import type { CatalogueItem, CatalogueQuery, CatalogueRepository } from '../storage/catalogue-repository.js';
+import type { LoadRecorder } from '../storage/load-recorder.js';
+import {
+  type ArchiveFormat,
+  type FileEntry,
+  LATEST,
+  type VersionRecord,
+  type VersionSelector,
+} from '../storage/records.js';
+import type { SkillsRepository } from '../storage/skills-repository.js';
+import { type Answer, bodyOf } from './answers.js';
+import type { ArchiveService } from './archives.js';
+import {
+  catalogueResponseSchema,
+  contentJsonSchema,
+  skillDetailSchema,
+  versionsResponseSchema,
+} from './documents.js';
+import { contentTypeFor } from './file-types.js';
+import { missingTag, unknownFile, unknownSkill, unknownVersion } from './not-found.js';
+
+/** A selector resolved to one stored version, at the catalogue revision the read saw. */
+export interface Resolved {
+  record: VersionRecord;
+  selector: VersionSelector;
+  revision: number;
+}
+
+export type ContentFormat = 'markdown' | 'json' | 'xml';
+
+export const CONTENT_TYPES = {
+  markdown: 'text/markdown; charset=utf-8',
+  xml: 'application/xml; charset=utf-8',
+  json: 'application/json; charset=utf-8',
+} as const;
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** One bundled file as every face reads it. */
+export interface StoredFile {
+  path: string;
+  bytes: Buffer;
+  /** Hex sha256 of the bytes. */
+  digest: string;
+  contentType: string;
+}
+
+export interface VersionSummary {
+  version: string;
+  digest: string;
+  createdAt: Date;
+  yanked: boolean;
+  tags: string[];
+}
+
+/** Exactly one of version or tag; both at once is ambiguous. */
+export function selectorOf(query: { version?: string; tag?: string }): VersionSelector {
+  if (query.version !== undefined && query.tag !== undefined) {
+    throw new BadRequestError('pass either version= or tag=, not both', { parameters: ['version', 'tag'] });
+  }
+  return query.version !== undefined ? { version: query.version } : { tag: query.tag };
+}
+
+/**
+ * A file path as stored: canonical (normalizeEntryPath ran on every path at publish). A path that is
+ * no valid bundle path (`..`, absolute, NUL or control characters, after URL decoding) is refused
+ * before any lookup; NUL would otherwise reach PostgreSQL and fail as a 500.
+ */
+export function bundlePathOf(raw: string): string {
+  try {
+    return normalizeEntryPath(raw);
+  } catch (error) {
+    if (!(error instanceof BundleError)) throw error;
+    throw new BadRequestError(
+      `${error.message}; file paths are relative to the skill root, e.g. references/api.md`,
+      { parameter: 'path' },
+    );
+  }
+}
+
+function fileEntries(files: readonly FileEntry[]) {
+  return files.map(({ path, size, digest }) => ({ path, size, digest: `sha256:${digest}` }));
+}
+
+/**
+ * Every read of skills, for every face (REST, MCP, the discovery index, the agent renderings): which
+ * version a selector means, what each representation is and how long it stays true. Reads go through
+ * the read cache: the catalogue revision comes from memory while the change feed is live, so a
+ * revalidation costs no query, and representations are kept serialised. Authorization is the
+ * faces' business and happens before any of this.
+ */
+export class SkillReadService {
+  constructor(
+    private readonly skills: SkillsRepository,
+    private readonly catalogue: CatalogueRepository,
+    private readonly archives: ArchiveService,
+    private readonly cache: ReadCache,
+    private readonly loads: LoadRecorder,
+  ) {}
+
+  /** The catalogue revision as of this request. */
+  revision(): Promise<number> {
+    return this.cache.revision();
+  }
+
+  /** Resolves a selector to one stored version, or throws a 404 that says what exists. */
+  async resolve(name: string, selector: VersionSelector = {}): Promise<Resolved> {
+    const revision = await this.cache.revision();
+    return { record: await this.recordAt(name, selector, revision), selector, revision };
+  }
+
+  /**
+   * Like resolve, with the exact version's yank flag as it is now (resolve keeps exact versions as
+   * immutable, which they are but for that flag): for faces that tell a reader a version is yanked.
+   */
+  async resolveWithYank(name: string, selector: VersionSelector = {}): Promise<Resolved> {
+    if (selector.version === undefined) return this.resolve(name, selector);
+    const revision = await this.cache.revision();
+    const record = await this.cache.perSkill(name, `exact|${selector.version}`, revision, () =>
+      this.lookup(name, selector),
+    );
+    return { record, selector, revision };
+  }
+
+  /** Counts a layer-2 load of `name` (a body, or SKILL.md over MCP). */
+  recordLoad(name: string): void {
+    this.loads.record(name);
+  }
+
+  /** How long an answer read through `resolved` stays true: forever for an exact version. */
+  validity(resolved: Resolved): ResponseValidity {
+    return resolved.selector.version !== undefined
+      ? { kind: 'immutable' }
+      : { kind: 'skill', skill: resolved.record.name, revision: resolved.revision };
+  }
+
+  /** A catalogue page or search (layer 1), as GET /skills answers it. */
+  async cataloguePage(query: CatalogueQuery): Promise<Answer> {
+    const revision = await this.cache.revision();
+    return {
+      etag: revisionEtag(revision, 'skills', query),
+      immutable: false,
+      contentType: JSON_TYPE,
+      validity: { kind: 'catalogue', revision },
+      body: async () => {
+        const body = await this.cache.catalogueWide(
+          `skills|${JSON.stringify(query)}`,
+          revision,
+          async () => {
+            const page = await this.catalogue.catalogue(query);
+            return jsonBody(catalogueResponseSchema, {
+              items: page.items.map(({ frontmatter: _frontmatter, ...item }) => ({
+                ...item,
+                updatedAt: item.updatedAt.toISOString(),
+              })),
+              nextCursor: page.nextCursor,
+            });
+          },
+          true,
+        );
+        return { payload: body };
+      },
+    };
+  }
+
+  /** One page of catalogue items with their frontmatter (what visibility rules read). */
+  catalogueItems(query: CatalogueQuery): Promise<{ items: CatalogueItem[]; nextCursor: string | null }> {
+    return this.catalogue.catalogue(query);
+  }
+
+  /** One version's metadata document: frontmatter, files, dist-tags and every version. */
+  async metadata(name: string, query: { version?: string; tag?: string }): Promise<Answer> {
+    const selector = selectorOf(query);
+    const revision = await this.cache.revision();
+    // The document shows the yank flag, dist-tags and versions: per skill, even for an exact version.
+    const body = await this.cache.perSkill(
+      name,
+      `detail|${JSON.stringify(query)}`,
+      revision,
+      async () => {
+        // Read here rather than through recordAt: the document shows the yank flag of exact versions.
+        const record = await this.lookup(name, selector);
+        const [files, distTags, versions] = await Promise.all([
+          this.skills.files(record.id),
+          this.skills.distTags(record.skillId),
+          this.versionsOf(record.skillId),
+        ]);
+        return jsonBody(skillDetailSchema, {
+          name: record.name,
+          version: record.version,
+          description: record.description,
+          digest: record.digest,
+          frontmatter: record.frontmatter,
+          createdAt: record.createdAt.toISOString(),
+          yanked: record.yankedAt !== null,
+          tokens: { description: record.tokensDescription, body: record.tokensBody },
+          size: record.totalSize,
+          files: fileEntries(files),
+          distTags,
+          versions: versions.map((summary) => ({ ...summary, createdAt: summary.createdAt.toISOString() })),
+        });
+      },
+      true,
+    );
+    return {
+      // Even for an exact version the answer lists dist-tags and versions, which change with every write.
+      etag: revisionEtag(revision, 'skill', name, query),
+      immutable: selector.version !== undefined,
+      contentType: JSON_TYPE,
+      validity: { kind: 'skill', skill: name, revision },
+      body: bodyOf(body),
+    };
+  }
+
+  /** Every version of a skill, newest first, with the dist-tags on each. */
+  async versions(name: string): Promise<VersionSummary[]> {
+    const skillId = await this.skills.idOf(name);
+    if (skillId === undefined) throw await unknownSkill(name, this.skills);
+    return this.versionsOf(skillId);
+  }
+
+  /** GET /skills/{name}/versions. */
+  async versionsAnswer(name: string): Promise<Answer> {
+    const revision = await this.cache.revision();
+    return {
+      etag: revisionEtag(revision, 'versions', name),
+      immutable: false,
+      contentType: JSON_TYPE,
+      validity: { kind: 'skill', skill: name, revision },
+      body: async () => {
+        const body = await this.cache.perSkill(
+          name,
+          'versions',
+          revision,
+          async () =>
+            jsonBody(
+              versionsResponseSchema,
+              (await this.versions(name)).map((summary) => ({
+                ...summary,
+                createdAt: summary.createdAt.toISOString(),
+              })),
+            ),
+          true,
+        );
+        return { payload: body };
+      },
+    };
+  }
+
+  /** The files of a version (path, size, digest), by path. */
+  files(record: VersionRecord): Promise<FileEntry[]> {
+    return this.skills.files(record.id);
+  }
+
+  /**
+   * The body (layer 2) in a format, with `arguments` substituted as Claude Code does. Sending it
+   * counts a load.
+   */
+  async content(
+    name: string,
+    query: { version?: string; tag?: string },
+    format: ContentFormat,
+    argumentString?: string,
+  ): Promise<Answer> {
+    const resolved = await this.resolve(name, selectorOf(query));
+    const { record } = resolved;
+    // The JSON rendering names the version, and one digest can be published under several versions.
+    const rendering = format === 'json' ? `json.${record.version}` : format;
+    const variant =
+      argumentString === undefined ? rendering : `${rendering}.a${argumentsFingerprint(argumentString)}`;
+    const headers = { 'x-skill-version': record.version };
+    return {
+      etag: digestEtag(record.digest, variant),
+      immutable: resolved.selector.version !== undefined,
+      contentType: CONTENT_TYPES[format],
+      // Answers with arguments are not repeated: the argument strings are unbounded.
+      ...(argumentString === undefined ? { validity: this.validity(resolved) } : {}),
+      onBody: () => this.loads.record(record.name),
+      body: async () => {
+        if (argumentString !== undefined) {
+          return { payload: await this.substituted(record, format, argumentString), headers };
+        }
+        // The cached record holds the body already: sent as it is rather than kept a second time.
+        if (format === 'markdown') return { payload: record.body, headers };
+        // Other renderings depend on the version alone: kept serialised.
+        const rendered = await this.cache.immutable(
+          `content|${record.id}|${format}`,
+          async () =>
+            format === 'xml'
+              ? bufferBody(renderSkillXml(record.name, record.body))
+              : jsonBody(contentJsonSchema, await this.contentDocument(record, record.body)),
+          true,
+        );
+        return { payload: rendered, headers };
+      },
+    };
+  }
+
+  /** One bundled file (layer 3): the path refused unless it is a valid bundle path, then looked up. */
+  async file(record: VersionRecord, rawPath: string): Promise<StoredFile> {
+    const path = bundlePathOf(rawPath);
+    // A file of a version never changes; a large one is served without being kept (maxEntryBytes).
+    return this.cache.immutable(
+      `file|${record.id}|${path}`,
+      async () => {
+        const stored = await this.skills.readFile(record.id, path);
+        if (!stored) {
+          const paths = (await this.skills.files(record.id)).map((file) => file.path);
+          throw unknownFile(record, path, paths);
+        }
+        const { value } = bufferBody(stored.bytes);
+        return {
+          value: {
+            path,
+            bytes: value,
+            digest: stored.digest,
+            contentType: contentTypeFor(path, stored.bytes),
+          },
+          bytes: value.byteLength + path.length * 2 + 200,
+        };
+      },
+      true,
+    );
+  }
+
+  /** GET /skills/{name}/files/{path}. */
+  async fileAnswer(
+    name: string,
+    query: { version?: string; tag?: string },
+    rawPath: string,
+  ): Promise<Answer> {
+    const selector = selectorOf(query);
+    bundlePathOf(rawPath);
+    const resolved = await this.resolve(name, selector);
+    const file = await this.file(resolved.record, rawPath);
+    return {
+      etag: digestEtag(file.digest),
+      immutable: selector.version !== undefined,
+      contentType: file.contentType,
+      validity: this.validity(resolved),
+      body: bodyOf(file.bytes, {
+        // Bundled HTML or SVG must not run as this registry's origin.
+        'content-security-policy': "default-src 'none'; sandbox",
+        'x-content-type-options': 'nosniff',
+        'x-skill-version': resolved.record.version,
+      }),
+    };
+  }
+
+  /** A version's archive, built once and stored (see ArchiveService). */
+  async archive(record: VersionRecord, format: ArchiveFormat): Promise<{ bytes: Buffer; sha256: string }> {
+    return this.cache.immutable(
+      `archive|${record.id}|${format}`,
+      async () => {
+        const stored = await this.archives.archive(record.id, format);
+        const { value } = bufferBody(stored.bytes);
+        return { value: { bytes: value, sha256: stored.sha256 }, bytes: value.byteLength + 200 };
+      },
+      true,
+    );
+  }
+
+  /** GET /skills/{name}/bundle. */
+  async bundleAnswer(
+    name: string,
+    query: { version?: string; tag?: string },
+    format: ArchiveFormat,
+  ): Promise<Answer> {
+    const resolved = await this.resolve(name, selectorOf(query));
+    const { record } = resolved;
+    return {
+      etag: digestEtag(record.digest, format),
+      immutable: resolved.selector.version !== undefined,
+      contentType: format === 'zip' ? 'application/zip' : 'application/gzip',
+      validity: this.validity(resolved),
+      body: async () => {
+        const archive = await this.archive(record, format);
+        return {
+          payload: archive.bytes,
+          headers: {
+            'content-disposition': `attachment; filename="${record.name}-${record.version}.${format === 'zip' ? 'zip' : 'tar.gz'}"`,
+            'x-skill-version': record.version,
+            'x-skill-digest': record.digest,
+            'repr-digest': `sha-256=:${Buffer.from(archive.sha256, 'hex').toString('base64')}:`,
+          },
+        };
+      },
+    };
+  }
+
+  /**
+   * The version a read selects at catalogue revision `at`. An exact version is immutable (its yank flag
+   * is not: callers that show it read it fresh); a tag or `latest` is per skill.
+   */
+  private recordAt(name: string, selector: VersionSelector, at: number): Promise<VersionRecord> {
+    if (selector.version !== undefined) {
+      return this.cache.immutable(`version|${name}|${selector.version}`, async () =>
+        this.heldOnce(await this.lookup(name, selector)),
+      );
+    }
+    const tag = selector.tag ?? LATEST;
+    return this.cache.perSkill(name, `tag|${tag}`, at, async () =>
+      this.heldOnce(await this.lookup(name, { tag })),
+    );
+  }
+
+  private async lookup(name: string, selector: VersionSelector): Promise<VersionRecord> {
+    const skillId = await this.skills.idOf(name);
+    if (skillId === undefined) throw await unknownSkill(name, this.skills);
+    if (selector.version !== undefined) {
+      const record = await this.skills.versionByNumber(skillId, selector.version);
+      if (record) return record;
+      const versions = (await this.skills.versionRows(skillId)).map((row) => row.version);
+      throw unknownVersion(name, selector.version, versions);
+    }
+    const tag = selector.tag ?? LATEST;
+    const record = await this.skills.versionByTag(skillId, tag);
+    if (record) return record;
+    throw missingTag(
+      name,
+      tag,
+      (await this.skills.tagRows(skillId)).map((row) => row.tag),
+    );
+  }
+
+  /**
+   * The record already held under its exact version when there is one (one copy of a body in memory
+   * however many tags point at it), and otherwise this one, kept under its exact version too.
+   */
+  private heldOnce(record: VersionRecord): VersionRecord {
+    const key = `version|${record.name}|${record.version}`;
+    const held = this.cache.peekImmutable<VersionRecord>(key);
+    if (held && held.id === record.id) return held;
+    this.cache.keepImmutable(key, record);
+    return record;
+  }
+
+  private async versionsOf(skillId: string): Promise<VersionSummary[]> {
+    const [rows, tagRows] = await Promise.all([
+      this.skills.versionRows(skillId),
+      this.skills.tagRows(skillId),
+    ]);
+    const byVersion = new Map(rows.map((row) => [row.version, row]));
+    return sortVersionsDescending(rows.map((row) => row.version)).map((version) => {
+      const row = byVersion.get(version)!;
+      return {
+        version,
+        digest: row.digest,
+        createdAt: row.createdAt,
+        yanked: row.yankedAt !== null,
+        tags: tagRows
+          .filter((tagRow) => tagRow.versionId === row.id)
+          .map((tagRow) => tagRow.tag)
+          .sort(),
+      };
+    });
+  }
+
+  private async contentDocument(record: VersionRecord, body: string) {
+    return {
+      name: record.name,
+      version: record.version,
+      digest: record.digest,
+      frontmatter: record.frontmatter,
+      body,
+      files: fileEntries(await this.skills.files(record.id)),
+    };
+  }
+
+  private async substituted(
+    record: VersionRecord,
+    format: ContentFormat,
+    argumentString: string,
+  ): Promise<Buffer | string> {
+    const body = substituteArguments(record.body, argumentString, {
+      names: declaredArgumentNames(record.frontmatter),
+    });
+    if (format === 'xml') return renderSkillXml(record.name, body);
+    if (format === 'markdown') return body;
+    return jsonBody(contentJsonSchema, await this.contentDocument(record, body)).value;
+  }
+}

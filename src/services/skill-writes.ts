@@ -1,0 +1,313 @@
+import { type ArchiveKind, readArchive, sniffArchiveKind } from '../bundle/archive-read.js';
+import { fileDigest } from '../bundle/digest.js';
+import { prepareBundle } from '../bundle/prepare.js';
+import {
+  BundleError,
+  type BundleFile,
+  type BundleIssue,
+  type BundleLimits,
+  type ParsedSkill,
+} from '../bundle/types.js';
+import { chooseVersion, pickLatest, sortVersionsDescending } from '../bundle/version.js';
+import { ConflictError } from '../errors.js';
+import { countCatalogueEntryTokens, countTokens } from '../render/token-count.js';
+import { LATEST, type VersionRow } from '../storage/records.js';
+import type { SkillsRepository, SkillWrite } from '../storage/skills-repository.js';
+import { buildArchive, PUBLISH_ARCHIVE_FORMAT } from './archives.js';
+import { unknownSkill, unknownVersion } from './not-found.js';
+import { promptTokenColumns } from './prompt-tokens.js';
+
+/**
+ * The rules of every write to a skill: publish (version choice, identical content, tags, token
+ * counts, the archive, the audit entry), dist-tag moves and yanks. Each write is one transaction per
+ * skill (SkillsRepository.write), which also bumps the catalogue revision that readers follow.
+ */
+
+export interface PublishInput {
+  skill: ParsedSkill;
+  files: BundleFile[];
+  digest: string;
+  requestedVersion?: string;
+  /** Dist-tag to point at the published version (besides the automatic `latest`). */
+  tag?: string;
+  actor: string;
+}
+
+export interface PublishResult {
+  name: string;
+  version: string;
+  digest: string;
+  created: boolean;
+  warnings: BundleIssue[];
+}
+
+/** What arrived in a publish request, before any interpretation. */
+export type Upload =
+  | { kind: 'archive'; bytes: Uint8Array; declared?: ArchiveKind }
+  | { kind: 'files'; files: BundleFile[] }
+  | { kind: 'markdown'; bytes: Uint8Array };
+
+export interface PublishOptions {
+  nameOverride?: string;
+  version?: string;
+  tag?: string;
+  actor: string;
+  limits: BundleLimits;
+}
+
+/** Turns an upload into files; archives are recognised by their bytes, whatever the declared type. */
+export async function filesOfUpload(upload: Upload, limits: BundleLimits): Promise<BundleFile[]> {
+  switch (upload.kind) {
+    case 'files':
+      return upload.files;
+    case 'markdown':
+      return [{ path: 'SKILL.md', bytes: upload.bytes, mode: 0o644 }];
+    case 'archive': {
+      const kind = sniffArchiveKind(upload.bytes);
+      if (!kind) {
+        const expected = upload.declared ? `a ${upload.declared} archive` : 'a tar.gz or zip archive';
+        throw new BundleError(400, 'Bad Request', `the request body is not ${expected}`, [
+          {
+            path: '(body)',
+            detail: `the request body is not ${expected}: its first bytes match no known archive format. Send the archive file itself (curl --data-binary @bundle.tar.gz)`,
+          },
+        ]);
+      }
+      return readArchive(upload.bytes, kind, limits);
+    }
+  }
+}
+
+/**
+ * Identical content is idempotent: the version it was published as answers again. With an explicit
+ * version only that version counts, so CI can deliberately re-release the same files under a new number.
+ */
+function findIdenticalVersion(
+  existing: readonly VersionRow[],
+  digest: string,
+  choice: { version: string; source: string },
+) {
+  const sameVersion = existing.find((row) => row.version === choice.version && row.digest === digest);
+  if (sameVersion) return sameVersion;
+  if (choice.source === 'query') return undefined;
+  const matches = existing.filter((row) => row.digest === digest);
+  const live = matches.filter((row) => !row.yankedAt);
+  const pool = live.length > 0 ? live : matches;
+  const newest = sortVersionsDescending(pool.map((row) => row.version))[0];
+  return pool.find((row) => row.version === newest);
+}
+
+/** Re-points an unpinned (or dangling) `latest` at the highest non-yanked version. */
+async function refreshLatest(write: SkillWrite, skillId: string): Promise<void> {
+  const current = await write.latestTag(skillId);
+  if (current?.pinned) return;
+  const live = await write.liveVersions(skillId);
+  const latest = pickLatest(live.map((row) => row.version));
+  const target = live.find((row) => row.version === latest);
+  if (!target) {
+    await write.removeTag(skillId, LATEST);
+    return;
+  }
+  if (current?.versionId === target.id) return;
+  await write.setTag(skillId, LATEST, target.id, false);
+}
+
+/** Points a tag at a version by hand (pinned), audited; returns the version it pointed at before. */
+async function pointTag(
+  write: SkillWrite,
+  skillId: string,
+  name: string,
+  tag: string,
+  version: string,
+  actor: string,
+): Promise<string | null> {
+  const target = await write.versionByNumber(skillId, version);
+  if (!target) {
+    const versions = (await write.versionRows(skillId)).map((row) => row.version);
+    throw unknownVersion(name, version, versions);
+  }
+  if (target.yankedAt) {
+    throw new ConflictError(
+      `version ${version} of '${name}' is yanked and cannot carry a dist-tag; pick a version that is not yanked`,
+      { name, version },
+    );
+  }
+  const previous = await write.taggedVersion(skillId, tag);
+  await write.setTag(skillId, tag, target.id, true);
+  await write.audit({ actor, action: 'tag', skill: name, version, detail: { tag, previous } });
+  return previous;
+}
+
+/** The skill a tag move or yank is about; a 404 naming similar skills when there is none. */
+async function existingSkill(write: SkillWrite, name: string): Promise<string> {
+  if (write.skillId === undefined) throw await unknownSkill(name, write);
+  return write.skillId;
+}
+
+export class SkillWriteService {
+  constructor(
+    private readonly skills: SkillsRepository,
+    private readonly limits: BundleLimits,
+  ) {}
+
+  /** Reads, validates and publishes an upload as it arrived over HTTP (or from the CLI). */
+  async publishUpload(upload: Upload, options: Omit<PublishOptions, 'limits'>): Promise<PublishResult> {
+    const files = await filesOfUpload(upload, this.limits);
+    const prepared = prepareBundle(files, { nameOverride: options.nameOverride, limits: this.limits });
+    return this.publish({
+      skill: prepared.skill,
+      files: prepared.files,
+      digest: prepared.digest,
+      requestedVersion: options.version,
+      tag: options.tag,
+      actor: options.actor,
+    });
+  }
+
+  async publish(input: PublishInput): Promise<PublishResult> {
+    const { skill, digest } = input;
+    return this.skills.write(skill.name, { create: true }, async (write) => {
+      const skillId = write.skillId!;
+      const existing = await write.versionRows(skillId);
+      const choice = chooseVersion({
+        requested: input.requestedVersion,
+        metadataVersion: skill.metadataVersion,
+        existing: existing.map((row) => row.version),
+      });
+      const warnings = [...skill.warnings, ...choice.warnings];
+      const unchanged = findIdenticalVersion(existing, digest, choice);
+      if (unchanged) {
+        if (unchanged.yankedAt) {
+          warnings.push({
+            path: 'SKILL.md',
+            detail: `this content is identical to yanked version ${unchanged.version}; nothing was published. Change the skill to publish a new version`,
+          });
+        }
+        if (input.tag && input.tag !== LATEST && !unchanged.yankedAt) {
+          const previous = await pointTag(
+            write,
+            skillId,
+            skill.name,
+            input.tag,
+            unchanged.version,
+            input.actor,
+          );
+          // A moved tag changes what readers see, so listings must not answer 304 to their old ETags.
+          if (previous !== unchanged.version) await write.touch(skillId);
+        }
+        return { name: skill.name, version: unchanged.version, digest, created: false, warnings };
+      }
+      const clash = existing.find((row) => row.version === choice.version);
+      if (clash) {
+        throw new ConflictError(
+          `version ${choice.version} of '${skill.name}' already exists with different content (${clash.digest}); versions are immutable: publish under a new version (bump metadata.version or pass ?version=), or omit the version to get the next patch`,
+          { name: skill.name, version: choice.version, existingDigest: clash.digest, digest },
+        );
+      }
+
+      // Compression runs on libuv's thread pool while the version row is inserted.
+      const archive = buildArchive(input.files, PUBLISH_ARCHIVE_FORMAT);
+      archive.catch(() => {}); // awaited below; never an unhandled rejection meanwhile
+      const versionId = await this.insertVersion(write, skillId, choice.version, input, archive);
+      await refreshLatest(write, skillId);
+      if (input.tag) await pointTag(write, skillId, skill.name, input.tag, choice.version, input.actor);
+      await write.audit({
+        actor: input.actor,
+        action: 'publish',
+        skill: skill.name,
+        version: choice.version,
+        detail: { digest, versionSource: choice.source, files: input.files.length, versionId },
+      });
+      await write.touch(skillId);
+      return { name: skill.name, version: choice.version, digest, created: true, warnings };
+    });
+  }
+
+  /** Moves a dist-tag by hand (pinning it); returns the version it pointed at before. */
+  async moveTag(
+    name: string,
+    tag: string,
+    version: string,
+    actor: string,
+  ): Promise<{ previous: string | null }> {
+    return this.skills.write(name, { create: false }, async (write) => {
+      const skillId = await existingSkill(write, name);
+      const previous = await pointTag(write, skillId, name, tag, version, actor);
+      await write.touch(skillId);
+      return { previous };
+    });
+  }
+
+  /**
+   * Yanks a version: it leaves every tag (tags exist to be followed, and a yanked version must not
+   * be) and `latest` moves to the highest version left; it stays readable by exact version.
+   */
+  async yank(
+    name: string,
+    version: string,
+    actor: string,
+  ): Promise<{ alreadyYanked: boolean; latest: string | null }> {
+    return this.skills.write(name, { create: false }, async (write) => {
+      const skillId = await existingSkill(write, name);
+      const row = await write.versionByNumber(skillId, version);
+      if (!row) {
+        const versions = (await write.versionRows(skillId)).map((entry) => entry.version);
+        throw unknownVersion(name, version, versions);
+      }
+      if (row.yankedAt) {
+        return { alreadyYanked: true, latest: await write.taggedVersion(skillId, LATEST) };
+      }
+      const removedTags = await write.yankVersion(row.id);
+      await refreshLatest(write, skillId);
+      await write.audit({ actor, action: 'yank', skill: name, version, detail: { removedTags } });
+      await write.touch(skillId);
+      return { alreadyYanked: false, latest: await write.taggedVersion(skillId, LATEST) };
+    });
+  }
+
+  private async insertVersion(
+    write: SkillWrite,
+    skillId: string,
+    version: string,
+    input: PublishInput,
+    archive: Promise<Awaited<ReturnType<typeof buildArchive>>>,
+  ): Promise<string> {
+    const { skill, files, digest } = input;
+    const skillMd = files.find((file) => file.path === 'SKILL.md');
+    const digests = files.map((file) => fileDigest(file.bytes));
+    const row = {
+      name: skill.name,
+      version,
+      digest,
+      description: skill.description,
+      frontmatter: skill.frontmatter,
+      body: skill.body,
+      skillMdSize: skillMd?.bytes.byteLength ?? 0,
+      totalSize: files.reduce((sum, file) => sum + file.bytes.byteLength, 0),
+      fileCount: files.length,
+      tokensDescription: countCatalogueEntryTokens(skill.name, skill.description),
+      tokensBody: countTokens(skill.body),
+      ...promptTokenColumns(skill.name, skill.description),
+      warnings: skill.warnings,
+      publishedBy: input.actor,
+    };
+    const versionId = await write.insertVersion(skillId, row);
+    // The archive is stored like any file content (one blob statement for both), then linked.
+    const built = await archive;
+    await write.storeVersionContents(
+      versionId,
+      files.map((file, index) => ({
+        path: file.path,
+        digest: digests[index]!,
+        size: file.bytes.byteLength,
+        mode: file.mode,
+      })),
+      [
+        ...files.map((file, index) => ({ digest: digests[index]!, bytes: file.bytes })),
+        { digest: built.sha256, bytes: built.bytes },
+      ],
+      { format: built.format, digest: built.sha256 },
+    );
+    return versionId;
+  }
+}

@@ -1,0 +1,361 @@
+import { and, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
+import type { Db } from '../db/client.js';
+import { distTags, registryState, skills, skillVersions } from '../db/schema.js';
+import { BadRequestError } from '../errors.js';
+import { LATEST, releaseRows, type StateRevisions, type StoredPromptTokens } from './records.js';
+import { escapeLike } from './skills-repository.js';
+
+export interface CatalogueItem {
+  name: string;
+  description: string;
+  version: string;
+  tags: string[];
+  digest: string;
+  updatedAt: Date;
+  tokens: { description: number; body: number };
+  frontmatter: Record<string, unknown>;
+}
+
+export interface CatalogueQuery {
+  q?: string;
+  tag?: string;
+  limit: number;
+  cursor?: string;
+}
+
+export interface AgentCatalogueQuery {
+  tag?: string;
+  q?: string;
+  names?: readonly string[];
+  /** false: descriptions are not read (empty strings); GET /tools needs the names only. */
+  descriptions?: boolean;
+}
+
+/** A row of agentCatalogue's statement, as the driver returns it. */
+interface AgentCatalogueRow {
+  name: string;
+  description: string;
+  version: string;
+  digest: string;
+  flag: string | null;
+  tokens_body: number;
+  last_loaded_at: Date | string | null;
+  prompt_xml: number | null;
+  prompt_markdown: number | null;
+  prompt_name: number | null;
+}
+
+/** A current version as agent-facing renderings (prompt fragment, tools) need it. */
+export interface AgentCatalogueEntry {
+  name: string;
+  description: string;
+  version: string;
+  digest: string;
+  /** The frontmatter's `disable-model-invocation` as text (true reads "true"); null when absent. */
+  disableModelInvocation: string | null;
+  tokens: { body: number };
+  /** Last recorded layer-2 load of the skill (any version); null when never loaded. */
+  lastLoadedAt: Date | null;
+  /** The version's stored prompt entry counts; null when it has none. */
+  promptTokens: StoredPromptTokens | null;
+}
+
+/** See CatalogueRepository.agentCatalogueSince. */
+export interface AgentCatalogueDelta extends StateRevisions {
+  entries: AgentCatalogueEntry[];
+  /** Skills the tag no longer points at a version of. */
+  removed: string[];
+}
+
+/** A tagged version without stored prompt entry counts (see fillPromptTokens in src/services). */
+export interface VersionWithoutPromptTokens {
+  id: string;
+  name: string;
+  description: string;
+}
+
+/** Queries over the whole catalogue: pages, searches and the agent catalogue behind /prompt and /tools. */
+export class CatalogueRepository {
+  constructor(private readonly db: Db) {}
+
+  async catalogue(query: CatalogueQuery): Promise<{ items: CatalogueItem[]; nextCursor: string | null }> {
+    const tag = query.tag ?? LATEST;
+    const q = query.q?.trim() || undefined;
+    const cursor = decodeCursor(query.cursor, q !== undefined);
+    const searchCondition = q ? searchMatches(q) : sql`true`;
+    const tagsOfVersion = sql<
+      string[]
+    >`coalesce((select array_agg(t2.tag order by t2.tag) from ${distTags} t2 where t2.version_id = ${skillVersions.id}), '{}')`;
+    const base = this.db
+      .select(catalogueColumns(tagsOfVersion))
+      .from(distTags)
+      .innerJoin(skills, eq(skills.id, distTags.skillId))
+      .innerJoin(skillVersions, eq(skillVersions.id, distTags.versionId));
+
+    let rows: Awaited<typeof base>;
+    let nextCursor: string | null = null;
+    if (q) {
+      const offset = cursor.offset ?? 0;
+      // Two steps: rank the matching versions that the tag points at (the GIN indexes find them; only
+      // their id, name and search vector are read), then fetch the page's rows. A version's name is its
+      // skill's name, so the ranking needs no join.
+      const hits = this.db.$with('hits').as(
+        this.db
+          .select({
+            id: skillVersions.id,
+            hitName: sql<string>`${skillVersions.name}`.as('hit_name'),
+            rank: sql<number>`${searchRank(q)}`.as('rank'),
+          })
+          .from(skillVersions)
+          .where(
+            and(
+              searchCondition,
+              // A probe of the (version_id, tag) index per match, written as a scalar subquery so the
+              // planner cannot turn it into a hash of every version the tag points at (37 ms at
+              // 100,000 skills, more than ranking the matches of a broad word).
+              sql`(select true from ${distTags} d where d.version_id = ${skillVersions.id} and d.tag = ${tag} limit 1)`,
+            ),
+          )
+          .orderBy(sql`rank desc`, skillVersions.name)
+          .limit(query.limit + 1)
+          .offset(offset),
+      );
+      rows = await this.db
+        .with(hits)
+        .select(catalogueColumns(tagsOfVersion))
+        .from(hits)
+        .innerJoin(skillVersions, eq(skillVersions.id, hits.id))
+        .innerJoin(distTags, and(eq(distTags.versionId, skillVersions.id), eq(distTags.tag, tag)))
+        .innerJoin(skills, eq(skills.id, distTags.skillId))
+        .orderBy(sql`${hits.rank} desc`, hits.hitName);
+      if (rows.length > query.limit) nextCursor = encodeCursor({ offset: offset + query.limit });
+    } else {
+      const after = cursor.after;
+      rows = await base
+        .where(and(eq(distTags.tag, tag), after === undefined ? sql`true` : sql`${skills.name} > ${after}`))
+        .orderBy(skills.name)
+        .limit(query.limit + 1);
+      if (rows.length > query.limit) nextCursor = encodeCursor({ after: rows[query.limit - 1]!.name });
+    }
+    const items = rows.slice(0, query.limit).map((row) => ({
+      name: row.name,
+      description: row.description,
+      version: row.version,
+      tags: row.tags,
+      digest: row.digest,
+      updatedAt: new Date(row.updatedAt),
+      tokens: { description: row.tokensDescription, body: row.tokensBody },
+      frontmatter: row.frontmatter,
+    }));
+    return { items, nextCursor };
+  }
+
+  /**
+   * Every current catalogue entry under a dist-tag (default latest), with what agent-facing renderings
+   * need: the model-invocation flag, body tokens and when the skill was last loaded. Not paged and not
+   * capped: GET /prompt and GET /tools list or name the whole selection, so the columns are few (one
+   * frontmatter key, not the frontmatter; no description with `descriptions: false`). `names` narrows
+   * to those skills, `q` searches like catalogue(); results are by name, or most relevant first with `q`.
+   */
+  async agentCatalogue(query: AgentCatalogueQuery = {}): Promise<AgentCatalogueEntry[]> {
+    const tag = query.tag ?? LATEST;
+    const q = query.q?.trim() || undefined;
+    if (query.names !== undefined && query.names.length === 0) return [];
+    const where = and(
+      eq(distTags.tag, tag),
+      query.names ? inArray(skills.name, [...query.names]) : undefined,
+      q ? searchMatches(q) : undefined,
+    );
+    // A plain statement rather than a select: drizzle maps rows all at once, which at 100,000 rows
+    // holds the event loop several times longer than the driver's own parsing.
+    const result = await this.db.execute(sql`
+      select ${skills.name} as name,
+        ${query.descriptions === false ? sql`''` : skillVersions.description} as description,
+        ${skillVersions.version} as version, ${skillVersions.digest} as digest,
+        ${skillVersions.frontmatter} ->> 'disable-model-invocation' as flag,
+        ${skillVersions.tokensBody} as tokens_body, ${skills.lastLoadedAt} as last_loaded_at,
+        ${promptTokenSelection()}
+      from ${distTags}
+      inner join ${skills} on ${skills.id} = ${distTags.skillId}
+      inner join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId}
+      where ${where}
+      order by ${q ? sql`${searchRank(q)} desc, ${skills.name}` : skills.name}`);
+    const rows = (result as unknown as { rows: AgentCatalogueRow[] }).rows;
+    const entries = rows.map(agentEntryOf);
+    releaseRows(rows);
+    return entries;
+  }
+
+  /**
+   * What an in-memory copy of the agent catalogue under `tag` needs to catch up (AgentCatalogueMirror):
+   * without `since`, every entry; with it, only the skills written after `since.revision` or whose loads
+   * were recorded after `since.loadsRevision`, each with its current entry under the tag or, when the
+   * tag no longer points at a version of it (every version yanked), listed in `removed`. One statement,
+   * so the revisions it answers are exactly the ones its rows reflect.
+   */
+  async agentCatalogueSince(tag: string, since?: StateRevisions): Promise<AgentCatalogueDelta> {
+    const changed = since
+      ? sql`${skills.changedRevision} > ${since.revision} or ${skills.loadedRevision} > ${since.loadsRevision}`
+      : sql`true`;
+    const result = await this.db.execute(sql`
+      with state as (
+        select ${registryState.revision} as revision, ${registryState.loadsRevision} as loads_revision
+        from ${registryState} where ${registryState.id} = 1
+      )
+      select state.revision::text as state_revision, state.loads_revision::text as state_loads_revision, e.*
+      from state left join lateral (
+        select ${skills.name} as name, ${skillVersions.description} as description,
+          ${skillVersions.version} as version, ${skillVersions.digest} as digest,
+          ${skillVersions.frontmatter} ->> 'disable-model-invocation' as flag,
+          ${skillVersions.tokensBody} as tokens_body, ${skills.lastLoadedAt} as last_loaded_at,
+          ${promptTokenSelection()}
+        from ${skills}
+        ${since ? sql`left` : sql`inner`} join ${distTags}
+          on ${distTags.skillId} = ${skills.id} and ${distTags.tag} = ${tag}
+        left join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId}
+        where ${changed}
+      ) e on true`);
+    const rows = (
+      result as unknown as {
+        rows: (Partial<AgentCatalogueRow> & { state_revision: string; state_loads_revision: string })[];
+      }
+    ).rows;
+    const entries: AgentCatalogueEntry[] = [];
+    const removed: string[] = [];
+    for (const row of rows) {
+      if (row.name == null) continue; // the state row alone: nothing changed
+      if (row.version == null) {
+        removed.push(row.name);
+        continue;
+      }
+      entries.push(agentEntryOf(row as AgentCatalogueRow));
+    }
+    const [first] = rows;
+    const revisions = {
+      revision: Number(first?.state_revision ?? 0),
+      loadsRevision: Number(first?.state_loads_revision ?? 0),
+    };
+    releaseRows(rows);
+    return { ...revisions, entries, removed };
+  }
+
+  /** The descriptions of the given versions, by skill name (one version per name). */
+  async descriptionsOf(versions: readonly { name: string; version: string }[]): Promise<Map<string, string>> {
+    const found = new Map<string, string>();
+    // 2,000 pairs are 4,000 parameters, well under PostgreSQL's 65,535 per statement.
+    for (let start = 0; start < versions.length; start += 2000) {
+      const wanted = sql.join(
+        versions.slice(start, start + 2000).map(({ name, version }) => sql`(${name}, ${version})`),
+        sql`, `,
+      );
+      const result = await this.db.execute(sql`
+        select wanted.name as name, ${skillVersions.description} as description
+        from (values ${wanted}) as wanted(name, version)
+        inner join ${skills} on ${skills.name} = wanted.name
+        inner join ${skillVersions}
+          on ${skillVersions.skillId} = ${skills.id} and ${skillVersions.version} = wanted.version`);
+      const rows = (result as unknown as { rows: { name: string; description: string }[] }).rows;
+      for (const row of rows) found.set(row.name, row.description);
+      releaseRows(rows);
+    }
+    return found;
+  }
+
+  /** Tagged versions without stored prompt entry counts, by id after `after`, `limit` at a time. */
+  async versionsWithoutPromptTokens(after: string, limit: number): Promise<VersionWithoutPromptTokens[]> {
+    return this.db
+      .select({ id: skillVersions.id, name: skillVersions.name, description: skillVersions.description })
+      .from(skillVersions)
+      .where(
+        and(
+          isNull(skillVersions.tokensPromptName),
+          sql`${skillVersions.id} > ${after}`,
+          sql`exists (select 1 from ${distTags} where ${distTags.versionId} = ${skillVersions.id})`,
+        ),
+      )
+      .orderBy(skillVersions.id)
+      .limit(limit);
+  }
+
+  async storePromptTokens(counted: readonly ({ id: string } & StoredPromptTokens)[]): Promise<void> {
+    if (counted.length === 0) return;
+    const values = counted.map(
+      (row) => sql`(${row.id}::uuid, ${row.xml}::int, ${row.markdown}::int, ${row.listed}::int)`,
+    );
+    await this.db.execute(sql`
+      update ${skillVersions} set tokens_prompt_xml = counted.xml,
+        tokens_prompt_markdown = counted.markdown, tokens_prompt_name = counted.listed
+      from (values ${sql.join(values, sql`, `)}) as counted(id, xml, markdown, listed)
+      where ${skillVersions.id} = counted.id`);
+  }
+}
+
+function agentEntryOf(row: AgentCatalogueRow): AgentCatalogueEntry {
+  return {
+    name: row.name,
+    description: row.description,
+    version: row.version,
+    digest: row.digest,
+    disableModelInvocation: row.flag,
+    tokens: { body: Number(row.tokens_body) },
+    lastLoadedAt: row.last_loaded_at === null ? null : new Date(row.last_loaded_at),
+    promptTokens:
+      row.prompt_xml === null || row.prompt_markdown === null || row.prompt_name === null
+        ? null
+        : { xml: row.prompt_xml, markdown: row.prompt_markdown, listed: row.prompt_name },
+  };
+}
+
+function promptTokenSelection(): SQL {
+  return sql`${skillVersions.tokensPromptXml} as prompt_xml,
+    ${skillVersions.tokensPromptMarkdown} as prompt_markdown, ${skillVersions.tokensPromptName} as prompt_name`;
+}
+
+function searchMatches(q: string) {
+  const pattern = `%${escapeLike(q)}%`;
+  return sql`(${skillVersions.search} @@ websearch_to_tsquery('english', ${q}) or ${skillVersions.search} @@ websearch_to_tsquery('simple', ${q}) or ${skillVersions.name} ilike ${pattern})`;
+}
+
+function searchRank(q: string) {
+  return sql`(ts_rank_cd(${skillVersions.search}, websearch_to_tsquery('english', ${q})) + ts_rank_cd(${skillVersions.search}, websearch_to_tsquery('simple', ${q})) + similarity(${skillVersions.name}, ${q}) + case when ${skillVersions.name} = ${q} then 10 else 0 end)`;
+}
+
+interface Cursor {
+  after?: string;
+  offset?: number;
+}
+
+function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(JSON.stringify(cursor)).toString('base64url');
+}
+
+function decodeCursor(raw: string | undefined, searching: boolean): Cursor {
+  if (raw === undefined || raw === '') return {};
+  try {
+    const cursor = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Cursor;
+    if (searching && typeof cursor.offset === 'number' && cursor.offset >= 0)
+      return { offset: cursor.offset };
+    if (!searching && typeof cursor.after === 'string') return { after: cursor.after };
+  } catch {
+    // fall through to the error below
+  }
+  throw new BadRequestError(
+    'cursor is not one this registry issued for this query; pass the nextCursor value of the previous page unchanged, with the same q',
+    { parameter: 'cursor' },
+  );
+}
+
+/** The columns of one catalogue row; `tags` lists the dist-tags on the row's version. */
+function catalogueColumns(tagsOfVersion: SQL<string[]>) {
+  return {
+    name: skills.name,
+    description: skillVersions.description,
+    version: skillVersions.version,
+    digest: skillVersions.digest,
+    updatedAt: distTags.updatedAt,
+    tokensDescription: skillVersions.tokensDescription,
+    tokensBody: skillVersions.tokensBody,
+    frontmatter: skillVersions.frontmatter,
+    tags: tagsOfVersion,
+  };
+}

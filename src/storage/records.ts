@@ -1,0 +1,97 @@
+import { skillVersions } from '../db/schema.js';
+
+/**
+ * What the repositories hand back: stored rows in the shapes services work with. Nothing here
+ * decides anything; the rules that produce and read these rows live in src/services.
+ */
+
+/** The dist-tag every read selects by default, and the one `latest` rules maintain. */
+export const LATEST = 'latest';
+
+export type ArchiveFormat = 'tar.gz' | 'zip';
+
+/** How a read names the version it wants: an exact version, a dist-tag, or neither (latest). */
+export interface VersionSelector {
+  version?: string;
+  tag?: string;
+}
+
+/** One stored version, as reads need it. */
+export interface VersionRecord {
+  id: string;
+  skillId: string;
+  name: string;
+  version: string;
+  digest: string;
+  description: string;
+  frontmatter: Record<string, unknown>;
+  body: string;
+  createdAt: Date;
+  yankedAt: Date | null;
+  tokensDescription: number;
+  tokensBody: number;
+  totalSize: number;
+  fileCount: number;
+}
+
+export const versionColumns = {
+  id: skillVersions.id,
+  skillId: skillVersions.skillId,
+  name: skillVersions.name,
+  version: skillVersions.version,
+  digest: skillVersions.digest,
+  description: skillVersions.description,
+  frontmatter: skillVersions.frontmatter,
+  body: skillVersions.body,
+  createdAt: skillVersions.createdAt,
+  yankedAt: skillVersions.yankedAt,
+  tokensDescription: skillVersions.tokensDescription,
+  tokensBody: skillVersions.tokensBody,
+  totalSize: skillVersions.totalSize,
+  fileCount: skillVersions.fileCount,
+};
+
+export interface FileEntry {
+  path: string;
+  size: number;
+  /** Hex sha256 of the file's bytes (the blob key). */
+  digest: string;
+  mode: number;
+}
+
+/** A version row as version listings and publish rules read it. */
+export interface VersionRow {
+  id: string;
+  version: string;
+  digest: string;
+  createdAt: Date;
+  yankedAt: Date | null;
+}
+
+/** The catalogue and loads revisions a read reflects. */
+export interface StateRevisions {
+  revision: number;
+  loadsRevision: number;
+}
+
+/** A committed write that changed what readers see: the revision it produced and the skill it changed. */
+export interface CatalogueChange {
+  revision: number;
+  skill?: string;
+}
+
+/** A version's stored prompt entry counts (see render/prompt.ts promptEntryTokens). */
+export interface StoredPromptTokens {
+  xml: number;
+  markdown: number;
+  listed: number;
+}
+
+/**
+ * Empties a large result's row array once it has been read. node-postgres can keep the result of
+ * the query that opened a pooled connection reachable for as long as the connection lives (a closure
+ * of the connection's event handlers shares a scope with that query's promise).
+ */
+export function releaseRows(rows: unknown[]): void {
+  rows.length = 0;
+}
