@@ -1,0 +1,223 @@
+import { countsOf } from '../cache/prompt-memo.js';
+import {
+  descriptionOf,
+  EMPTY_MARKDOWN,
+  fragmentHead,
+  OMITTED_PREFIX,
+  oneLine,
+  renderEntry,
+  unlistedLine,
+  XML_LIST_END,
+} from './prompt-render.js';
+import type { PromptEntryTokens, PromptOptions, PromptSkill } from './prompt-types.js';
+import type { Slicer } from './slicer.js';
+import { countTokens } from './token-count.js';
+import { escapeXml } from './xml.js';
+
+// ---------------------------------------------------------------------------------------------------
+// Token counts without tokenizing the catalogue on every rendering
+//
+// o200k never merges across the points token-count.ts's isCleanCut describes, nor between the letters
+// or digits that end a word and the `/`, `,` or `.` that follows (a pre-token of letters or digits
+// takes no punctuation after it but an apostrophe). The fragment is therefore cut into parts at such
+// points, and its count is the sum of theirs: the instructions, each entry, the closing lines. An
+// entry is cut further, so the parts that depend on the skill (name, description) are counted once
+// per version and remembered, and the parts that depend on the request (base URL, tag) once per
+// rendering:
+//   xml       `<skill>\n` | `<name>N</name>\n` | `<description>D</description>\n` |
+//             `<location>BASE/skills` | `/N` | `/content?tag=T</location>\n` | `</skill>\n`
+//   markdown  `- **N**:` | ` D` | ` (location: BASE/skills` | `/N` | `/content?tag=T)\n`
+// That holds for the names the registry accepts (a-z, 0-9, inner hyphens); any other entry is counted
+// whole. The omitted line is `Also available ... (load them by name):` | ` N1` | `,` | ` N2` ... | `.\n`
+// (or ` and R more.\n`). Markdown puts a blank line between the last entry and that line, and `)\n\n`
+// is one pre-token: the last entry is counted with it. test/prompt-tokens.test.ts checks the sums
+// against whole counts over a corpus of real skills.
+
+/** Names whose entries split as above: what the registry accepts as a skill name. */
+const PLAIN_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+/** A markdown entry's description part is ` D`: with a blank description there is no such part. */
+const NOT_BLANK = /\S/;
+
+function xmlPartTokens(name: string, description: string): number {
+  return (
+    countTokens(`<name>${name}</name>\n`) +
+    countTokens(`<description>${escapeXml(description)}</description>\n`) +
+    countTokens(`/${name}`)
+  );
+}
+
+function markdownPartTokens(name: string, description: string): number {
+  return countTokens(`- **${name}**:`) + countTokens(` ${oneLine(description)}`) + countTokens(`/${name}`);
+}
+
+/**
+ * Every count of a skill's own entry parts, computed once per version at publish and stored with it,
+ * so no rendering ever tokenizes that version (a new process's first prompt would otherwise count
+ * every entry of the catalogue). Null for a name the parts do not split (counted whole instead).
+ */
+export function promptEntryTokens(name: string, description: string): PromptEntryTokens | null {
+  if (!PLAIN_NAME.test(name)) return null;
+  return {
+    xml: xmlPartTokens(name, description),
+    markdown: NOT_BLANK.test(description) ? markdownPartTokens(name, description) : -1,
+    listed: countTokens(` ${name}`),
+  };
+}
+
+/** An entry of a rendering: its index in the skills and its tokens. */
+export interface CountedEntry {
+  index: number;
+  tokens: number;
+}
+
+/** Per-rendering constants: the parts of the fragment that do not depend on the skills. */
+export class Layout {
+  /** The instructions and what comes before the first entry, as fragmentHead() writes them. */
+  readonly headTokens: number;
+  /** Tokens of the fixed parts of an entry (see above). */
+  readonly entryFixed: number;
+  /** xml: `</available_skills>\n`. */
+  readonly closeTokens: number;
+  /** markdown: what the blank line adds to the last entry before the omitted line. */
+  readonly lastEntryNewline: number;
+  /** markdown: the placeholder when no skill is listed, alone and before the omitted line. */
+  readonly emptyTokens: number;
+  readonly emptyBeforeOmittedTokens: number;
+
+  /** The remembered counts of each skill whose entry is counted in parts, by index; null for the rest. */
+  private readonly memoized: (PromptEntryTokens | null)[];
+  /** newlineAfter of entries counted whole, by index. */
+  private readonly newlineAdded = new Map<number, number>();
+
+  constructor(
+    readonly options: PromptOptions,
+    readonly skills: readonly PromptSkill[],
+  ) {
+    this.memoized = new Array<PromptEntryTokens | null>(skills.length).fill(null);
+    const { style, baseUrl, tag } = options;
+    const query = tag && tag !== 'latest' ? `?tag=${encodeURIComponent(tag)}` : '';
+    if (style === 'markdown') {
+      const end = `/content${query})\n`;
+      this.entryFixed = countTokens(` (location: ${baseUrl}/skills`) + countTokens(end);
+      this.closeTokens = 0;
+      this.lastEntryNewline = countTokens(`${end}\n`) - countTokens(end);
+      this.emptyTokens = countTokens(EMPTY_MARKDOWN);
+      this.emptyBeforeOmittedTokens = countTokens(`${EMPTY_MARKDOWN}\n`);
+    } else {
+      this.entryFixed =
+        countTokens('<skill>\n') +
+        countTokens(`<location>${escapeXml(baseUrl)}/skills`) +
+        countTokens(`/content${escapeXml(query)}</location>\n`) +
+        countTokens('</skill>\n');
+      this.closeTokens = countTokens(XML_LIST_END);
+      this.lastEntryNewline = 0;
+      this.emptyTokens = 0;
+      this.emptyBeforeOmittedTokens = 0;
+    }
+    this.headTokens = countTokens(fragmentHead(style));
+  }
+
+  /** Tokens of the entry of skills[index]. Call it for every index first. */
+  entryTokens(index: number): number {
+    const skill = this.skills[index]!;
+    const { name, digest } = skill;
+    const stored = skill.promptTokens;
+    if (stored && (this.options.style === 'xml' || stored.markdown >= 0)) {
+      this.memoized[index] = stored;
+      return this.entryFixed + (this.options.style === 'xml' ? stored.xml : stored.markdown);
+    }
+    const splits =
+      digest !== undefined &&
+      PLAIN_NAME.test(name) &&
+      (this.options.style === 'xml' || NOT_BLANK.test(descriptionOf(skill)));
+    if (!splits) {
+      this.memoized[index] = null;
+      return countTokens(renderEntry(skill, this.options));
+    }
+    const counts = countsOf(name, digest);
+    this.memoized[index] = counts;
+    if (this.options.style === 'markdown') {
+      if (counts.markdown < 0) counts.markdown = markdownPartTokens(name, descriptionOf(skill));
+      return this.entryFixed + counts.markdown;
+    }
+    if (counts.xml < 0) counts.xml = xmlPartTokens(name, descriptionOf(skill));
+    return this.entryFixed + counts.xml;
+  }
+
+  /** Tokens of ` name` in the omitted line. */
+  listedTokens(index: number): number {
+    const counts = this.memoized[index];
+    if (!counts) return countTokens(` ${this.skills[index]!.name}`);
+    if (counts.listed < 0) counts.listed = countTokens(` ${this.skills[index]!.name}`);
+    return counts.listed;
+  }
+
+  /** markdown: what the blank line before the omitted line adds to the entry of skills[index]. */
+  newlineAfter(index: number, entryTokens: number): number {
+    if (this.options.style !== 'markdown') return 0;
+    if (this.memoized[index]) return this.lastEntryNewline;
+    let added = this.newlineAdded.get(index);
+    if (added === undefined) {
+      added = countTokens(`${renderEntry(this.skills[index]!, this.options)}\n`) - entryTokens;
+      this.newlineAdded.set(index, added);
+    }
+    return added;
+  }
+
+  /**
+   * Tokens of the fragment listing entries that count `keptTokens` together (`last` the last of them,
+   * undefined when none), followed by an omitted line of `lineTokens` (0 when nothing is omitted).
+   */
+  total(keptTokens: number, last: CountedEntry | undefined, lineTokens: number): number {
+    if (this.options.style === 'xml') return this.headTokens + keptTokens + this.closeTokens + lineTokens;
+    if (last === undefined) {
+      return (
+        this.headTokens + (lineTokens > 0 ? this.emptyBeforeOmittedTokens + lineTokens : this.emptyTokens)
+      );
+    }
+    return (
+      this.headTokens +
+      keptTokens +
+      (lineTokens > 0 ? this.newlineAfter(last.index, last.tokens) + lineTokens : 0)
+    );
+  }
+}
+
+/** The tokens of every entry of a rendering, by index, and their sum. */
+export interface EntryTokens {
+  readonly byIndex: Float64Array;
+  readonly total: number;
+}
+
+/** Counts every entry of the layout's skills (Layout.entryTokens, in order), yielding meanwhile. */
+export async function countEntries(layout: Layout, slicer: Slicer): Promise<EntryTokens> {
+  const byIndex = new Float64Array(layout.skills.length);
+  let total = 0;
+  for (let i = 0; i < byIndex.length; i++) {
+    byIndex[i] = layout.entryTokens(i);
+    total += byIndex[i]!;
+    if (slicer.due()) await slicer.pause();
+  }
+  return { byIndex, total };
+}
+
+let omittedConstants: { prefix: number; comma: number; end: number } | undefined;
+
+/**
+ * Tokens of the omitted line for `dropped` skills of which the first `listed` are named, their ` name`
+ * parts counting `listedTokens` together (see prompt-render.ts omittedLine).
+ */
+export function omittedLineTokens(dropped: number, listed: number, listedTokens: number): number {
+  if (dropped === 0) return 0;
+  if (listed === 0) return countTokens(unlistedLine(dropped));
+  omittedConstants ??= {
+    prefix: countTokens(OMITTED_PREFIX),
+    comma: countTokens(','),
+    end: countTokens('.\n'),
+  };
+  const { prefix, comma, end } = omittedConstants;
+  const rest = dropped - listed;
+  return (
+    prefix + listedTokens + (listed - 1) * comma + (rest > 0 ? countTokens(` and ${rest} more.\n`) : end)
+  );
+}

@@ -1,0 +1,74 @@
+/**
+ * The vocabulary the parts of the system-prompt fragment share (selection, token counts, budget,
+ * rendering; see prompt.ts). Types only, so every part, and the memos in src/cache/prompt-memo.ts, can
+ * import it without importing each other.
+ */
+
+export type PromptStyle = 'xml' | 'markdown';
+
+export interface PromptOptions {
+  style: PromptStyle;
+  /** Absolute base URL of the registry, without a trailing slash. */
+  baseUrl: string;
+  /** The dist-tag the selection used; locations then read that tag instead of latest. */
+  tag?: string;
+  /** Descriptions, by name, of skills given without one (only those a rendering lists are asked for). */
+  describe?: (skills: readonly PromptSkill[]) => Promise<ReadonlyMap<string, string>>;
+}
+
+/** What the fragment needs to know about one skill. */
+export interface PromptSkill {
+  name: string;
+  /**
+   * Absent when the source keeps descriptions out of memory: renderings then ask
+   * PromptOptions.describe for the ones they list. Present whenever promptTokens is absent.
+   */
+  description?: string;
+  version: string;
+  /**
+   * The version's digest. With the name (and the layout) it fixes the skill's entry, so the entry's
+   * token count is remembered across renderings; without it the entry is counted on every rendering.
+   */
+  digest?: string;
+  tokens: { body: number };
+  /**
+   * The counts of the skill's own parts of its entry, stored with the version at publish
+   * (promptEntryTokens); without them the parts are counted at the first rendering and remembered.
+   */
+  promptTokens?: PromptEntryTokens | null;
+  /** Last layer-2 load; null when never loaded. Budgets drop the least recently loaded first. */
+  lastLoadedAt: Date | null;
+}
+
+/**
+ * The counts of one skill's own parts of its entry (see prompt-tokens.ts); -1 until first needed
+ * (markdown: or never split).
+ */
+export interface PromptEntryTokens {
+  /** `<name>N</name>\n` + `<description>D</description>\n` + `/N`. */
+  xml: number;
+  /** `- **N**:` + ` D` + `/N`; -1 when the description is blank (the entry is then counted whole). */
+  markdown: number;
+  /** ` N` in the omitted line. */
+  listed: number;
+}
+
+/** A current catalogue entry as the selection reads it. */
+export interface AgentSkill extends PromptSkill {
+  /** The frontmatter's `disable-model-invocation` as text (YAML true reads "true"); null when absent. */
+  disableModelInvocation: string | null;
+}
+
+export type OmissionReason = 'budget' | 'not-found' | 'model-invocation-disabled';
+
+export interface OmittedSkill {
+  name: string;
+  reason: OmissionReason;
+}
+
+export interface SelectedSkills {
+  /** Skills a model may invoke, in catalogue order. */
+  skills: AgentSkill[];
+  /** Skills named or matched that cannot be listed, with the reason. */
+  omitted: OmittedSkill[];
+}
