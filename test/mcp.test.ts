@@ -141,7 +141,11 @@ describe('MCP over Streamable HTTP', () => {
     expect(byName.load_skill!.inputSchema.required).toEqual(['name']);
     expect(Object.keys(byName.load_skill!.inputSchema.properties ?? {}).sort()).toEqual(['name', 'version']);
     expect(byName.read_skill_file!.inputSchema.required?.sort()).toEqual(['name', 'path']);
-    expect(Object.keys(byName.list_skills!.inputSchema.properties ?? {}).sort()).toEqual(['cursor', 'q', 'tag']);
+    expect(Object.keys(byName.list_skills!.inputSchema.properties ?? {}).sort()).toEqual([
+      'cursor',
+      'q',
+      'tag',
+    ]);
     expect(byName.list_skills!.outputSchema).toBeDefined();
   });
 
