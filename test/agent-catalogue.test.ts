@@ -1,22 +1,15 @@
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { buildApp } from '../src/app.js';
 import { applyDelta, type CatalogueSnapshot } from '../src/cache/agent-catalogue.js';
-import type { Database } from '../src/db/client.js';
 import { clearEntryTokenMemo, promptEntryTokens } from '../src/render/prompt.js';
 import { countTokens } from '../src/render/token-count.js';
 import { backfillPromptTokens } from '../src/server.js';
 import type { AgentCatalogueEntry } from '../src/storage/catalogue-repository.js';
 import { files, publish, skillMd, uniqueName } from './helpers/bundles.js';
-import {
-  adminAuth,
-  createTestApp,
-  createTestDatabase,
-  type TestApp,
-  type TestDatabase,
-  testConfig,
-} from './helpers/context.js';
+import { adminAuth, createTestApp, type TestApp } from './helpers/context.js';
+import { until } from './helpers/polling.js';
+import { type Replicas, startReplicas } from './helpers/replicas.js';
 
 const postgresUrl = inject('postgresUrl');
 
@@ -50,18 +43,6 @@ async function promptJson(app: FastifyInstance, query = ''): Promise<PromptJson>
 
 async function includedVersion(app: FastifyInstance, name: string): Promise<string | undefined> {
   return (await promptJson(app)).included.find((skill) => skill.name === name)?.version;
-}
-
-function sleep(ms: number) {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs = 3_000): Promise<void> {
-  const start = performance.now();
-  while (!(await check())) {
-    if (performance.now() - start > timeoutMs) throw new Error(`not seen within ${timeoutMs} ms`);
-    await sleep(2);
-  }
 }
 
 describe('applyDelta', () => {
@@ -304,23 +285,16 @@ describe('the in-memory agent catalogue behind /prompt and /tools', () => {
 });
 
 describe.skipIf(!postgresUrl)('the agent catalogue on two replicas of one database', () => {
-  let testDatabase: TestDatabase;
-  let databases: Database[] = [];
+  let replicas: Replicas;
   let a: FastifyInstance;
   let b: FastifyInstance;
 
   beforeAll(async () => {
-    testDatabase = await createTestDatabase();
-    databases = [await testDatabase.open(), await testDatabase.open()];
-    a = await buildApp({ config: testConfig(), database: databases[0]!, logger: false });
-    b = await buildApp({ config: testConfig(), database: databases[1]!, logger: false });
-    await until(async () => a.registry.cache.state.live && b.registry.cache.state.live);
+    replicas = await startReplicas(2);
+    [a, b] = replicas.apps as [FastifyInstance, FastifyInstance];
   });
   afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    for (const database of databases) await database.close();
-    await testDatabase?.drop();
+    await replicas?.close();
   });
 
   it('lists a publish and a yank made on the other replica, also with the change feed down', async () => {

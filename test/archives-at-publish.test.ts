@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { seedSkills } from '../bench/seed.js';
@@ -8,6 +7,7 @@ import { backfillArchives } from '../src/server.js';
 import { PUBLISH_ARCHIVE_FORMAT } from '../src/services/archives.js';
 import { files, publish, skillMd, uniqueName } from './helpers/bundles.js';
 import { createTestApp, type TestApp } from './helpers/context.js';
+import { sha256Hex } from './helpers/hashing.js';
 
 // The discovery index lists every current skill with the sha256 of its zip. Publishes build and store
 // that zip in their own transaction, so the index finds every archive built; versions stored before
@@ -27,7 +27,7 @@ beforeAll(async () => {
 });
 afterAll(async () => ctx?.close());
 
-const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+const sha256 = sha256Hex;
 
 async function storedArchiveOf(name: string, version = '1.0.0') {
   const { db } = ctx.database;

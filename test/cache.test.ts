@@ -5,37 +5,17 @@ import { buildApp } from '../src/app.js';
 import { CatalogueState } from '../src/cache/catalogue-state.js';
 import { ByteLru } from '../src/cache/lru.js';
 import { parseChangeMessage } from '../src/db/change-notifications.js';
-import type { Database } from '../src/db/client.js';
 import { CatalogueRepository } from '../src/storage/catalogue-repository.js';
 import { SkillReads, SkillsRepository } from '../src/storage/skills-repository.js';
 import { files, publish, skillMd, uniqueName } from './helpers/bundles.js';
-import {
-  adminAuth,
-  createTestApp,
-  createTestDatabase,
-  type TestApp,
-  type TestDatabase,
-  testConfig,
-} from './helpers/context.js';
+import { adminAuth, createTestApp, type TestApp, type TestDatabase, testConfig } from './helpers/context.js';
+import { until } from './helpers/polling.js';
+import { type Replicas, startReplicas } from './helpers/replicas.js';
 
 const postgresUrl = inject('postgresUrl');
 
 function bundle(name: string, description = `Cache test ${name}.`, body?: string) {
   return files({ 'SKILL.md': skillMd({ name, description, body }) });
-}
-
-function sleep(ms: number) {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Polls until `check` holds; resolves with the milliseconds it took. */
-async function until(check: () => Promise<boolean>, timeoutMs = 2_000): Promise<number> {
-  const start = performance.now();
-  for (;;) {
-    if (await check()) return performance.now() - start;
-    if (performance.now() - start > timeoutMs) throw new Error(`not seen within ${timeoutMs} ms`);
-    await sleep(1);
-  }
 }
 
 function moveTag(app: FastifyInstance, name: string, tag: string, version: string) {
@@ -246,23 +226,18 @@ describe('read cache in one app', () => {
 describe.skipIf(!postgresUrl)(
   'replicas on one PostgreSQL database (separate connections, LISTEN/NOTIFY)',
   () => {
+    let replicas: Replicas;
     let testDatabase: TestDatabase;
-    let databases: Database[] = [];
     let a: FastifyInstance;
     let b: FastifyInstance;
 
     beforeAll(async () => {
-      testDatabase = await createTestDatabase();
-      databases = [await testDatabase.open(), await testDatabase.open()];
-      a = await buildApp({ config: testConfig(), database: databases[0]!, logger: false });
-      b = await buildApp({ config: testConfig(), database: databases[1]!, logger: false });
-      await until(async () => a.registry.cache.state.live && b.registry.cache.state.live, 5_000);
+      replicas = await startReplicas(2);
+      testDatabase = replicas.testDatabase;
+      [a, b] = replicas.apps as [FastifyInstance, FastifyInstance];
     });
     afterAll(async () => {
-      await a?.close();
-      await b?.close();
-      for (const database of databases) await database.close();
-      await testDatabase?.drop();
+      await replicas?.close();
     });
 
     it('serves a publish, a tag move and a yank on A from B once the notification arrives (typically < 100 ms)', async () => {

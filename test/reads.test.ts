@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readArchive } from '../src/bundle/archive-read.js';
 import { bundleDigest } from '../src/bundle/digest.js';
 import { type BundleFile, DEFAULT_LIMITS } from '../src/bundle/types.js';
 import { files, publish, skillMd, uniqueName } from './helpers/bundles.js';
 import { adminAuth, createTestApp, type TestApp } from './helpers/context.js';
+import { sha256Digest } from './helpers/hashing.js';
 
 let ctx: TestApp;
 beforeAll(async () => {
@@ -59,7 +59,7 @@ async function walk(query: string): Promise<CataloguePage[]> {
   return pages;
 }
 
-const sha256 = (bytes: Uint8Array) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+const sha256 = sha256Digest;
 
 describe('GET /skills (catalogue)', () => {
   it('lists items with name, description, version, tags, digest, updatedAt and token counts', async () => {

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../src/app.js';
@@ -6,6 +5,7 @@ import { readArchive } from '../src/bundle/archive-read.js';
 import { type BundleFile, DEFAULT_LIMITS } from '../src/bundle/types.js';
 import { files, publish, skillMd, uniqueName } from './helpers/bundles.js';
 import { ADMIN_TOKEN, adminAuth, createTestApp, type TestApp, testConfig } from './helpers/context.js';
+import { sha256Digest } from './helpers/hashing.js';
 
 const INDEX = '/.well-known/agent-skills/index.json';
 const SCHEMA = 'https://schemas.agentskills.io/discovery/0.2.0/schema.json';
@@ -54,7 +54,7 @@ async function fetchUrl(app: FastifyInstance, url: string) {
   return app.inject({ url: `${parsed.pathname}${parsed.search}` });
 }
 
-const sha256 = (bytes: Uint8Array) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+const sha256 = sha256Digest;
 
 describe('GET /.well-known/agent-skills/index.json', () => {
   it('lists every current skill as a 0.2.0 archive entry', async () => {
