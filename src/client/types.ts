@@ -1,4 +1,4 @@
-/** The registry's answers, as the client returns them (checked against /openapi.json by test/client.test.ts). */
+/** The registry's answers, as the client returns them (checked against /openapi.json by test/cli/client.test.ts). */
 
 export interface Issue {
   path: string;

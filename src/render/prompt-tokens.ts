@@ -30,7 +30,7 @@ import { escapeXml } from './xml.js';
 // That holds for the names the registry accepts (a-z, 0-9, inner hyphens); any other entry is counted
 // whole. The omitted line is `Also available ... (load them by name):` | ` N1` | `,` | ` N2` ... | `.\n`
 // (or ` and R more.\n`). Markdown puts a blank line between the last entry and that line, and `)\n\n`
-// is one pre-token: the last entry is counted with it. test/prompt-tokens.test.ts checks the sums
+// is one pre-token: the last entry is counted with it. test/render/prompt-tokens.test.ts checks the sums
 // against whole counts over a corpus of real skills.
 
 /** Names whose entries split as above: what the registry accepts as a skill name. */

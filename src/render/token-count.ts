@@ -59,7 +59,7 @@ function* pieces(text: string): Generator<string> {
  *   anything else: a punctuation run takes `[\r\n/]*`, a whitespace run ends at its last newline);
  * - before a space that follows a character other than whitespace (no pre-token takes a space after
  *   anything but whitespace: a space only ever starts one).
- * Prompt renderings join their parts at such points, so their counts add up (test/prompt-tokens.test.ts
+ * Prompt renderings join their parts at such points, so their counts add up (test/render/prompt-tokens.test.ts
  * checks it over a corpus of real skills).
  */
 export function isCleanCut(text: string, at: number): boolean {

@@ -1,0 +1,319 @@
+import { sql } from 'drizzle-orm';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { applyDelta, type CatalogueSnapshot } from '../../src/cache/agent-catalogue.js';
+import { clearEntryTokenMemo, promptEntryTokens } from '../../src/render/prompt.js';
+import { countTokens } from '../../src/render/token-count.js';
+import { backfillPromptTokens } from '../../src/server.js';
+import type { AgentCatalogueEntry } from '../../src/storage/catalogue-repository.js';
+import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
+import { adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
+import { until } from '../helpers/polling.js';
+import { type Replicas, startReplicas } from '../helpers/replicas.js';
+
+const postgresUrl = inject('postgresUrl');
+
+function entry(name: string, version = '1.0.0'): AgentCatalogueEntry {
+  return {
+    name,
+    description: `About ${name}.`,
+    version,
+    digest: `sha256:${name}-${version}`,
+    disableModelInvocation: null,
+    tokens: { body: 10 },
+    lastLoadedAt: null,
+    promptTokens: null,
+  };
+}
+
+function bundle(name: string, description = `Mirror test ${name}.`, extra?: string) {
+  return files({ 'SKILL.md': skillMd({ name, description, extra }) });
+}
+
+interface PromptJson {
+  included: { name: string; version: string }[];
+  omitted: { name: string; reason: string }[];
+}
+
+async function promptJson(app: FastifyInstance, query = ''): Promise<PromptJson> {
+  const res = await app.inject(`/prompt?format=json${query}`);
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json() as PromptJson;
+}
+
+async function includedVersion(app: FastifyInstance, name: string): Promise<string | undefined> {
+  return (await promptJson(app)).included.find((skill) => skill.name === name)?.version;
+}
+
+describe('applyDelta', () => {
+  const base: CatalogueSnapshot = {
+    revision: 5,
+    loadsRevision: 2,
+    entries: ['b', 'd', 'f'].map((name) => entry(name)),
+  };
+
+  it('replaces changed entries, drops removed ones and merges new names in code point order', () => {
+    const next = applyDelta(base, {
+      revision: 9,
+      loadsRevision: 3,
+      entries: [entry('d', '2.0.0'), entry('g'), entry('a'), entry('c-x'), entry('c0')],
+      removed: ['f', 'not-there'],
+    });
+    expect(next.entries.map((skill) => `${skill.name}@${skill.version}`)).toEqual([
+      'a@1.0.0',
+      'b@1.0.0',
+      'c-x@1.0.0',
+      'c0@1.0.0',
+      'd@2.0.0',
+      'g@1.0.0',
+    ]);
+    expect(next).toMatchObject({ revision: 9, loadsRevision: 3 });
+    // The snapshot it started from is untouched: a rendering still reading it stays consistent.
+    expect(base.entries.map((skill) => `${skill.name}@${skill.version}`)).toEqual([
+      'b@1.0.0',
+      'd@1.0.0',
+      'f@1.0.0',
+    ]);
+  });
+
+  it('keeps the entries array when nothing changed, and never moves revisions back', () => {
+    const next = applyDelta(base, { revision: 4, loadsRevision: 7, entries: [], removed: [] });
+    expect(next.entries).toBe(base.entries);
+    expect(next).toMatchObject({ revision: 5, loadsRevision: 7 });
+  });
+});
+
+describe('the in-memory agent catalogue behind /prompt and /tools', () => {
+  let ctx: TestApp;
+  beforeAll(async () => {
+    ctx = await createTestApp();
+  });
+  afterAll(async () => {
+    await ctx?.close();
+  });
+
+  it('follows every kind of write on the next request, reading only what changed', async () => {
+    const { app } = ctx;
+    const since = vi.spyOn(app.registry.repositories.catalogue, 'agentCatalogueSince');
+    const name = uniqueName('mirror');
+    expect(await includedVersion(app, name)).toBeUndefined();
+
+    expect((await publish(app, bundle(name))).statusCode).toBe(201);
+    expect(await includedVersion(app, name)).toBe('1.0.0');
+    expect((await publish(app, bundle(name, 'Second.'))).statusCode).toBe(201);
+    expect(await includedVersion(app, name)).toBe('1.0.1');
+
+    // Pinning latest by hand, then yanking what it points at, then every version.
+    const pin = await app.inject({
+      method: 'PUT',
+      url: `/skills/${name}/tags/latest`,
+      headers: adminAuth,
+      payload: { version: '1.0.0' },
+    });
+    expect(pin.statusCode).toBe(200);
+    expect(await includedVersion(app, name)).toBe('1.0.0');
+    for (const version of ['1.0.0', '1.0.1']) {
+      const yank = await app.inject({
+        method: 'DELETE',
+        url: `/skills/${name}/versions/${version}`,
+        headers: adminAuth,
+      });
+      expect(yank.statusCode).toBe(200);
+    }
+    expect(await includedVersion(app, name)).toBeUndefined();
+    const tools = await app.inject('/tools');
+    expect(tools.body).not.toContain(name);
+
+    // A new version that a model must not invoke is left out, and named as such when asked for.
+    expect((await publish(app, bundle(name, 'Third.', 'disable-model-invocation: true'))).statusCode).toBe(
+      201,
+    );
+    const named = await promptJson(app, `&name=${name}&name=no-such-skill`);
+    expect(named.included).toEqual([]);
+    expect(named.omitted).toEqual(
+      expect.arrayContaining([
+        { name, reason: 'model-invocation-disabled' },
+        { name: 'no-such-skill', reason: 'not-found' },
+      ]),
+    );
+
+    // After the first full read, each catch-up asked only for changes since what the copy held.
+    const calls = since.mock.calls;
+    expect(calls.length).toBeGreaterThan(1);
+    for (const call of calls.slice(1)) expect(call[1]).toBeDefined();
+
+    // Nothing written: renderings that miss the response cache (new budgets) cost no statement.
+    since.mockClear();
+    for (const budget of [5000, 6000, 7000]) await promptJson(app, `&budget=${budget}`);
+    expect(since).not.toHaveBeenCalled();
+    since.mockRestore();
+  });
+
+  it('renders from token counts stored at publish, which add up to the whole count', async () => {
+    const { app, database } = ctx;
+    const stem = uniqueName('stored');
+    const descriptions = [
+      'Reviews <pull requests> & "diffs"; flags risky changes.',
+      'Übersetzt Texte ins Deutsche — mit Glossar, 日本語 too.',
+      'Multi-line\n  description:   with   odd   spacing.',
+    ];
+    const names = descriptions.map((_, i) => `${stem}-${i}`);
+    for (const [i, name] of names.entries()) {
+      expect((await publish(app, bundle(name, descriptions[i]))).statusCode).toBe(201);
+    }
+    const stored = await database.db.execute(sql`
+      select name, tokens_prompt_xml, tokens_prompt_markdown, tokens_prompt_name from skill_versions
+      where name like ${`${stem}-%`} order by name`);
+    const rows = (stored as unknown as { rows: Record<string, unknown>[] }).rows;
+    expect(rows).toHaveLength(3);
+    for (const row of rows) {
+      const counts = promptEntryTokens(String(row.name), descriptions[Number(String(row.name).at(-1))]!);
+      expect(row).toMatchObject({
+        tokens_prompt_xml: counts!.xml,
+        tokens_prompt_markdown: counts!.markdown,
+        tokens_prompt_name: counts!.listed,
+      });
+    }
+    clearEntryTokenMemo();
+    const selection = names.map((name) => `name=${name}`).join('&');
+    for (const format of ['xml', 'markdown']) {
+      const res = await app.inject(`/prompt?format=${format}&${selection}`);
+      expect(res.statusCode).toBe(200);
+      expect(Number(res.headers['x-prompt-tokens']), format).toBe(countTokens(res.body));
+      // The copy keeps no descriptions; the rendering fetched those it lists.
+      expect(res.body).toContain(format === 'xml' ? 'flags risky changes.' : 'mit Glossar, 日本語 too.');
+    }
+    const { entries } = await app.registry.agents.catalogue.snapshot();
+    const held = entries.filter((entry) => entry.name.startsWith(stem));
+    expect(held).toHaveLength(3);
+    for (const entry of held) expect(entry.description).toBeUndefined();
+    // The smallest budget that lists one of the three describes that one only, and names the others.
+    const markers = ['risky', 'Glossar', 'odd'];
+    let fit: { prompt: string; included: { name: string }[] } | undefined;
+    for (let budget = 150; budget < 2000 && !fit; budget += 5) {
+      const res = await app.inject(`/prompt?format=json&${selection}&budget=${budget}`);
+      const body = res.json() as { prompt: string; included: { name: string }[] };
+      if (res.statusCode === 200 && body.included.length === 1) fit = body;
+    }
+    expect(fit).toBeDefined();
+    const listed = names.indexOf(fit!.included[0]!.name);
+    for (const [i, marker] of markers.entries()) {
+      if (i === listed) expect(fit!.prompt).toContain(marker);
+      else {
+        expect(fit!.prompt).not.toContain(marker);
+        expect(fit!.prompt).toContain(names[i]);
+      }
+    }
+  });
+
+  it('backfills the counts of versions stored without them, once', async () => {
+    const { app, database } = ctx;
+    const name = uniqueName('backfill');
+    expect((await publish(app, bundle(name, 'Stored before counts existed.'))).statusCode).toBe(201);
+    const columns = sql`select tokens_prompt_xml as xml, tokens_prompt_markdown as markdown,
+      tokens_prompt_name as listed from skill_versions where name = ${name}`;
+    const read = async () =>
+      (
+        (await database.db.execute(columns)) as unknown as {
+          rows: { xml: number | null; markdown: number | null; listed: number | null }[];
+        }
+      ).rows[0];
+    await database.db.execute(sql`update skill_versions set tokens_prompt_xml = null,
+      tokens_prompt_markdown = null, tokens_prompt_name = null where name = ${name}`);
+    expect(await read()).toEqual({ xml: null, markdown: null, listed: null });
+    await backfillPromptTokens(app);
+    expect(await read()).toEqual(promptEntryTokens(name, 'Stored before counts existed.'));
+    expect(await app.registry.fillPromptTokens()).toBe(0);
+  });
+
+  it('serves searches and other tags from the database, as before', async () => {
+    const { app } = ctx;
+    const name = uniqueName('mirrorsearch');
+    expect((await publish(app, bundle(name, 'Tends a zanzibarian greenhouse.'))).statusCode).toBe(201);
+    expect((await publish(app, bundle(name, 'Tends a zanzibarian orchard.'))).statusCode).toBe(201);
+    const moved = await app.inject({
+      method: 'PUT',
+      url: `/skills/${name}/tags/stable`,
+      headers: adminAuth,
+      payload: { version: '1.0.0' },
+    });
+    expect(moved.statusCode).toBe(200);
+    expect((await promptJson(app, '&q=zanzibarian')).included).toEqual([
+      expect.objectContaining({ name, version: '1.0.1' }),
+    ]);
+    const stable = (await promptJson(app, '&tag=stable')).included.find((skill) => skill.name === name);
+    expect(stable?.version).toBe('1.0.0');
+  });
+
+  it('orders skills by code point everywhere: catalogue pages and prompts agree', async () => {
+    const { app } = ctx;
+    const stem = uniqueName('order');
+    const names = [`${stem}0`, `${stem}-b`, `${stem}a`, `${stem}-a0`];
+    for (const name of names) expect((await publish(app, bundle(name))).statusCode).toBe(201);
+    const expected = [...names].sort(); // JavaScript compares code points: '-' < '0' < 'a'
+    const page = await app.inject('/skills?limit=500');
+    const pageNames = (page.json() as { items: { name: string }[] }).items
+      .map((item) => item.name)
+      .filter((name) => name.startsWith(stem));
+    expect(pageNames).toEqual(expected);
+    const promptNames = (await promptJson(app)).included
+      .map((skill) => skill.name)
+      .filter((name) => name.startsWith(stem));
+    expect(promptNames).toEqual(expected);
+  });
+
+  it('follows recorded loads: a budget keeps the skill loaded last', async () => {
+    const { app } = ctx;
+    const stem = uniqueName('loads');
+    const names = [`${stem}-a`, `${stem}-b`, `${stem}-c`];
+    for (const name of names) expect((await publish(app, bundle(name))).statusCode).toBe(201);
+    const selection = names.map((name) => `&name=${name}`).join('');
+    const all = await promptJson(app, selection);
+    expect(all.included).toHaveLength(3);
+    for (const loaded of [names[2]!, names[0]!]) {
+      expect((await app.inject(`/skills/${loaded}/content`)).statusCode).toBe(200);
+      await app.registry.repositories.loads.flush();
+      // The smallest budget that lists one of the three lists the one loaded last.
+      let kept: string[] = [];
+      for (let budget = 200; budget < 2000 && kept.length === 0; budget += 10) {
+        const fit = await app.inject(`/prompt?format=json${selection}&budget=${budget}`);
+        if (fit.statusCode === 200) kept = (fit.json() as PromptJson).included.map((skill) => skill.name);
+      }
+      expect(kept).toEqual([loaded]);
+    }
+  });
+});
+
+describe.skipIf(!postgresUrl)('the agent catalogue on two replicas of one database', () => {
+  let replicas: Replicas;
+  let a: FastifyInstance;
+  let b: FastifyInstance;
+
+  beforeAll(async () => {
+    replicas = await startReplicas(2);
+    [a, b] = replicas.apps as [FastifyInstance, FastifyInstance];
+  });
+  afterAll(async () => {
+    await replicas?.close();
+  });
+
+  it('lists a publish and a yank made on the other replica, also with the change feed down', async () => {
+    const name = uniqueName('mirror-replica');
+    expect(await includedVersion(b, name)).toBeUndefined();
+    expect((await publish(a, bundle(name))).statusCode).toBe(201);
+    await until(async () => (await includedVersion(b, name)) === '1.0.0');
+
+    await b.registry.cache.changeFeed!.close();
+    expect(b.registry.cache.state.live).toBe(false);
+    expect((await publish(a, bundle(name, 'Second.'))).statusCode).toBe(201);
+    // Without the feed every request reads the revision row: the very next one is current.
+    expect(await includedVersion(b, name)).toBe('1.0.1');
+    const yank = await a.inject({
+      method: 'DELETE',
+      url: `/skills/${name}/versions/1.0.1`,
+      headers: adminAuth,
+    });
+    expect(yank.statusCode).toBe(200);
+    expect(await includedVersion(b, name)).toBe('1.0.0');
+  });
+});

