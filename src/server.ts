@@ -7,8 +7,8 @@ import { isEntryPoint } from './entry-point.js';
 /**
  * V8 grows the heap by a factor of up to 4 between full collections when it judges collection costly,
  * and on a machine with gigabytes free a busy replica then holds hundreds of megabytes of garbage: at
- * 100,000 skills under a read soak RSS swung between 285 and 550 MB for a live heap of about 100 MB.
- * A fixed factor of 1.15 collects sooner (measured: 240-255 MB steady). Settable at run time, unlike
+ * a large catalogue under a read soak RSS swung to several times the live heap (docs/PERFORMANCE.md).
+ * A fixed factor of 1.15 collects sooner. Settable at run time, unlike
  * --max-old-space-size; an operator's own flag (NODE_OPTIONS or the command line) wins.
  */
 export const HEAP_GROWING_PERCENT = 15;
@@ -63,8 +63,8 @@ export async function startServer(env: Record<string, string | undefined> = proc
     { database: config.databaseUrl ? 'postgres' : `pglite:${config.dataDir}`, docs: '/docs' },
     'skill-registry ready',
   );
-  // The agent catalogue copy behind /prompt and /tools is read once now (about 0.5 s and 30 MB at
-  // 100,000 skills), not by the first agent to ask; later reads catch up by revision.
+  // The agent catalogue copy behind /prompt and /tools is read once now (the longest read of a large
+  // catalogue), not by the first agent to ask; later reads catch up by revision.
   void app.registry.agents.catalogue
     .snapshot()
     .catch((error: unknown) => app.log.warn({ err: error }, 'could not read the agent catalogue yet'))

@@ -258,7 +258,7 @@ async function readZip(bytes: Uint8Array, limits: BundleLimits): Promise<BundleF
 
 /**
  * Folder entries are not files, so the file limit never sees them; a zip of hundreds of thousands of
- * empty folders would be walked entry by entry (about 20 µs each). The central directory states the
+ * empty folders would be walked entry by entry. The central directory states the
  * entry count up front: more than four entries per allowed file (each file, its folder, and macOS's
  * AppleDouble twin and __MACOSX folder) is refused before any entry is read.
  */

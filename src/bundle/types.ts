@@ -23,7 +23,7 @@ export interface BundleLimits {
   maxSkillMdBytes: number;
   /**
    * Size of the YAML frontmatter block of SKILL.md, checked before it is parsed: YAML parsing costs
-   * about 2 ms per KiB of CPU that blocks the event loop, while real frontmatter is under 4 KiB.
+   * CPU in proportion to its size and blocks the event loop meanwhile, and real frontmatter is a few KiB.
    */
   maxFrontmatterBytes: number;
 }

@@ -12,8 +12,8 @@ import type { CatalogueState } from './catalogue-state.js';
  * An in-memory copy of the agent catalogue under `latest` (what GET /prompt and GET /tools list by
  * default), kept current by reading only what changed.
  *
- * Reading the whole selection from PostgreSQL costs about a second at 100,000 skills, and holds the
- * whole result in memory while it is parsed. Every write stamps its skill with the catalogue revision
+ * Reading the whole selection from PostgreSQL takes long at large catalogues (docs/PERFORMANCE.md),
+ * and holds the whole result in memory while it is parsed. Every write stamps its skill with the catalogue revision
  * it produced (and every flush of recorded loads stamps the loaded skills with the loads revision), so
  * catching up from revision R is one indexed statement that returns the few skills stamped above R
  * (CatalogueRepository.agentCatalogueSince). The copy is replaced, never changed in place: a rendering
@@ -77,7 +77,7 @@ class MirroredSkill implements AgentSkill {
   }
 }
 
-/** Shares version strings between entries ("1.0.0" is one string, not 100,000). */
+/** Shares version strings between entries ("1.0.0" is one string, not one per skill). */
 class Interner {
   private readonly strings = new Map<string, string>();
 

@@ -1,7 +1,6 @@
 /**
  * Per-request metrics that cost almost nothing to record. prom-client's Histogram and Counter hash
- * their label set on every observation (about a microsecond each), which is a real share of a cached
- * read that takes 10-20 µs in all. These keep one series object per label set, found by a string key
+ * their label set on every observation, which is a real share of a cached read. These keep one series object per label set, found by a string key
  * the caller builds from values it already has, and are turned into prom-client's metric format only
  * when /metrics is scraped. They register in a prom-client Registry like any of its own metrics.
  */

@@ -40,7 +40,7 @@ const TEXT_SLICE = 1 << 20;
 
 /**
  * The bytes jsonBody(promptJsonSchema, value) gives, built a slice at a time with a turn of the event
- * loop in between: at 100,000 skills the lists and the 30 MB prompt take about a second at once.
+ * loop in between: at large catalogues the lists and the prompt are tens of megabytes.
  * `parts` are the prompt in consecutive parts (PromptResult.parts).
  */
 export async function promptJsonBody(
@@ -111,7 +111,7 @@ function* slices(texts: readonly string[]): Generator<string> {
 
 /**
  * The UTF-8 of the concatenated texts in one buffer of its own (as bufferBody makes), written a slice
- * at a time: writing 30 MB at once holds the event loop for a few hundred milliseconds here, mostly
+ * at a time: writing tens of megabytes at once would hold the event loop, mostly
  * the first touch of the new memory.
  */
 async function bytesInSlices(texts: readonly string[]): Promise<CachedBody> {

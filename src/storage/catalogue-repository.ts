@@ -111,8 +111,8 @@ export class CatalogueRepository {
             and(
               searchCondition,
               // A probe of the (version_id, tag) index per match, written as a scalar subquery so the
-              // planner cannot turn it into a hash of every version the tag points at (37 ms at
-              // 100,000 skills, more than ranking the matches of a broad word).
+              // planner cannot turn it into a hash of every version the tag points at (at large
+              // catalogues that costs more than ranking the matches of a broad word).
               sql`(select true from ${distTags} d where d.version_id = ${skillVersions.id} and d.tag = ${tag} limit 1)`,
             ),
           )
@@ -166,7 +166,7 @@ export class CatalogueRepository {
       query.names ? inArray(skills.name, [...query.names]) : undefined,
       q ? searchMatches(q) : undefined,
     );
-    // A plain statement rather than a select: drizzle maps rows all at once, which at 100,000 rows
+    // A plain statement rather than a select: drizzle maps rows all at once, which for a large catalogue
     // holds the event loop several times longer than the driver's own parsing.
     const result = await this.db.execute(sql`
       select ${skills.name} as name,

@@ -14,7 +14,7 @@ import { RequestMetrics } from '../request-metrics.js';
  *   (/skills/:name/content), never the raw URL, so the label set stays bounded; `unmatched` for 404s
  *   that hit no route.
  * - skillreg_skill_loads_total: layer-2 loads (HTTP content route and MCP). Not labelled by skill: one
- *   series per skill would grow without bound (100,000 skills made a 7 MB scrape); loads per skill are
+ *   series per skill would grow with the catalogue (a scrape of megabytes); loads per skill are
  *   kept in the database (skills.load_count, last_loaded_at) and order budgeted prompts.
  * - skillreg_publishes_total{outcome}: POST /skills answered 201 created, 200 unchanged, 4xx refused
  *   (invalid bundle, conflict, limits, auth) or 5xx error.

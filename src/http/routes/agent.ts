@@ -38,7 +38,7 @@ function selectionOf(query: { name?: string[]; tag?: string; q?: string }): Skil
 /**
  * GET /prompt and GET /tools: what a remote agent needs to use the registry's skills. Renderings are
  * kept in the read cache for the catalogue revision they were made at (plus the loads revision when a
- * budget orders skills by use), so at 100,000 skills a poll does not render the catalogue again.
+ * budget orders skills by use), so a poll does not render the catalogue again.
  */
 const agentRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { registry }) => {
   const { agents } = registry;
