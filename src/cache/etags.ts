@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 
 /**
  * Entity tags: how every face names a representation (RFC 9110). Content, files and bundles are named
@@ -11,9 +12,8 @@ export function digestEtag(digest: string, variant = ''): string {
   return variant ? `"${hex}.${variant}"` : `"${hex}"`;
 }
 
-const revisionEtags = new Map<string, string>();
-/** Polls repeat the same few queries: their ETags are remembered, up to this many. */
-const REMEMBERED_REVISION_ETAGS = 10_000;
+/** Polls repeat the same few queries: the ETags of the most recent ones are remembered. */
+const revisionEtags = new LRUCache<string, string>({ max: 10_000 });
 
 /** An ETag for a listing: the catalogue revision plus everything in the request that shapes the answer. */
 export function revisionEtag(revision: number, ...shape: unknown[]): string {
@@ -25,7 +25,6 @@ export function revisionEtag(revision: number, ...shape: unknown[]): string {
       .digest('base64url')
       .slice(0, 16);
     etag = `W/"r${revision}-${hash}"`;
-    if (revisionEtags.size >= REMEMBERED_REVISION_ETAGS) revisionEtags.clear();
     revisionEtags.set(key, etag);
   }
   return etag;
