@@ -13,7 +13,10 @@ import { ByteLru } from './lru.js';
  *
  * What makes it safe:
  * - only a route decides what may be kept (`ResponseCacheSpec`), after it authorized, validated and
- *   answered the very same URL with a 200; the entry is the bytes Fastify sent and the headers it set;
+ *   answered the very same URL with a 200; the entry is the bytes Fastify sent and the headers it set.
+ *   A 304 from the route keeps the validators alone (no body): clients that only revalidate (pollers
+ *   after a restart, or after a write that left the representation as it was) never ask for a 200
+ *   again. Such an entry answers only a matching If-None-Match; the route's next 200 completes it;
  * - only requests without an Authorization header, and only when reads are public and not rate
  *   limited (config): anything else goes through the routes, which check it;
  * - an entry says how long it is true: `immutable` (an exact version), `skill` (current while no write
@@ -44,10 +47,11 @@ export interface ResponseCacheSpec {
 interface Entry {
   etag: string;
   route: string;
-  /** Flat [name, value, ...] lists for writeHead, without X-Request-Id. */
+  /** Flat [name, value, ...] lists for writeHead, without X-Request-Id (headers200 empty without a body). */
   headers200: string[];
   headers304: string[];
-  body: Buffer;
+  /** Undefined when the route answered 304: only a matching If-None-Match is answered from the entry. */
+  body: Buffer | undefined;
   validity: ResponseValidity;
   onServe?: () => void;
 }
@@ -107,34 +111,42 @@ export class ResponseCache {
   }
 
   /**
-   * Keeps a route's 200 answer to `url`. `headers` are the reply's headers as Fastify will send them
-   * (content type, ETag, Cache-Control and the route's own), `body` the exact bytes.
+   * Keeps a route's answer to `url`. `headers` are the reply's headers as Fastify will send them
+   * (content type, ETag, Cache-Control and the route's own), `body` the exact bytes of a 200, or
+   * undefined for a 304 (its validators are kept).
    */
   store(
     url: string,
     route: string,
     spec: ResponseCacheSpec,
     headers: Record<string, string | number | string[] | undefined>,
-    body: Buffer,
+    body: Buffer | undefined,
   ): void {
     if (!this.enabled) return;
     const etag = headers.etag;
     if (typeof etag !== 'string') return;
+    if (body === undefined) {
+      // A current entry for the same representation can answer 200s too: keep it.
+      const existing = this.lru.peek(url);
+      if (existing?.body !== undefined && existing.etag === etag && this.current(existing.validity)) return;
+    }
     const headers200: string[] = [];
     const headers304: string[] = [];
     for (const [name, value] of Object.entries(headers)) {
       if (value === undefined || PER_REQUEST.has(name)) continue;
       const values = Array.isArray(value) ? value : [String(value)];
       for (const item of values) {
-        headers200.push(name, item);
+        if (body !== undefined) headers200.push(name, item);
         if (KEPT_ON_304.has(name)) headers304.push(name, item);
       }
     }
-    headers200.push('content-length', String(body.byteLength));
+    if (body !== undefined) headers200.push('content-length', String(body.byteLength));
     const entry: Entry = { etag, route, headers200, headers304, body, validity: spec.validity };
     if (spec.onServe) entry.onServe = spec.onServe;
     const bytes =
-      body.byteLength + url.length * 2 + headers200.reduce((sum, item) => sum + item.length * 2, 200);
+      (body?.byteLength ?? 0) +
+      url.length * 2 +
+      [...headers200, ...headers304].reduce((sum, item) => sum + item.length * 2, 200);
     if (this.lru.set(url, entry, bytes)) this.counters.stored++;
   }
 
@@ -156,11 +168,14 @@ export class ResponseCache {
       this.lru.delete(url);
       return false;
     }
+    const ifNoneMatch = headers['if-none-match'];
+    const notModified = ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, entry.etag);
+    const body = entry.body;
+    if (!notModified && body === undefined) return false;
     const started = performance.now();
     const requestId = requestIdFrom(headers['x-request-id']);
-    const ifNoneMatch = headers['if-none-match'];
     let status: number;
-    if (ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, entry.etag)) {
+    if (notModified) {
       status = 304;
       res.writeHead(304, [...entry.headers304, 'x-request-id', requestId]);
       res.end();
@@ -170,7 +185,7 @@ export class ResponseCache {
       res.writeHead(200, [...entry.headers200, 'x-request-id', requestId]);
       if (method === 'HEAD') res.end();
       else {
-        res.end(entry.body);
+        res.end(body);
         entry.onServe?.();
       }
       this.counters.hits++;

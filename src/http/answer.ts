@@ -16,6 +16,8 @@ export async function sendAnswer(
 ): Promise<FastifyReply> {
   const cacheControl = cacheControlOf(request, answer);
   if (ifNoneMatchMatches(request.headers['if-none-match'], answer.etag)) {
+    // The validators alone are kept too: a client that only revalidates never asks for a 200 again.
+    if (answer.validity) keepResponse(request, { validity: answer.validity });
     return reply.header('etag', answer.etag).header('cache-control', cacheControl).code(304).send();
   }
   const { payload, headers } = await answer.body();

@@ -110,6 +110,38 @@ describe('response cache', () => {
     expect(stale.body.equals(first.body)).toBe(true);
   });
 
+  it('keeps the validators of a 304 the route answered, for clients that only revalidate', async () => {
+    const name = uniqueName('revalidate-only');
+    await publishSkill(name, 'Body polled with If-None-Match.', 'version=1.0.0');
+    const path = `/skills/${name}/content`;
+    const first = await get(path);
+    const etag = first.headers.etag!;
+    // A write to the skill that leaves its content as it was: the entry is stale, the ETag is not.
+    const moved = await ctx.app.inject({
+      method: 'PUT',
+      url: `/skills/${name}/tags/stable`,
+      headers: adminAuth,
+      payload: { version: '1.0.0' },
+    });
+    expect(moved.statusCode).toBe(200);
+    const before = hits();
+    const throughRoute = await get(path, { 'if-none-match': etag });
+    expect(throughRoute.status).toBe(304);
+    expect(hits()).toBe(before);
+    const cached = await get(path, { 'if-none-match': etag });
+    expect(hits()).toBe(before + 1);
+    expect(cached.status).toBe(304);
+    expect(comparable(cached.headers)).toEqual(comparable(throughRoute.headers));
+    // A body is still the route's to send; its 200 completes the entry.
+    const full = await get(path);
+    expect(hits()).toBe(before + 1);
+    expect(full.status).toBe(200);
+    expect(full.body.equals(first.body)).toBe(true);
+    const again = await get(path);
+    expect(hits()).toBe(before + 2);
+    expect(comparable(again.headers)).toEqual(comparable(full.headers));
+  });
+
   it('echoes a caller request id and answers HEAD without a body', async () => {
     const name = uniqueName('head');
     await publishSkill(name, 'Body for HEAD.');

@@ -11,7 +11,7 @@ declare module 'fastify' {
     responseCache: ResponseCache;
   }
   interface FastifyRequest {
-    /** Set by a route (through keepResponse) when its 200 answer to this URL may be repeated. */
+    /** Set by a route (through keepResponse) when its answer (200, or 304) to this URL may be repeated. */
     responseCacheSpec: ResponseCacheSpec | null;
   }
 }
@@ -19,6 +19,7 @@ declare module 'fastify' {
 /**
  * Lets a route's answer be repeated by the response cache. Only a plain public GET qualifies: a
  * request carrying credentials is answered for that token holder and always goes through the route.
+ * Called for a 304 too, so that the validators are kept for clients that only revalidate.
  */
 export function keepResponse(request: FastifyRequest, spec: ResponseCacheSpec): void {
   if (request.method === 'GET' && request.headers.authorization === undefined) {
@@ -88,7 +89,8 @@ async function responseCachePlugin(app: FastifyInstance, options: { state: Catal
       done: (error: null, payload: unknown) => void,
     ) => {
       const spec = request.responseCacheSpec;
-      if (spec !== null && reply.statusCode === 200) {
+      const status = reply.statusCode;
+      if (spec !== null && (status === 200 || status === 304)) {
         const url = request.raw.url;
         const route = request.routeOptions.url;
         const body =
@@ -97,8 +99,8 @@ async function responseCachePlugin(app: FastifyInstance, options: { state: Catal
             : Buffer.isBuffer(payload)
               ? payload
               : undefined;
-        if (url !== undefined && route !== undefined && body !== undefined) {
-          cache.store(url, route, spec, reply.getHeaders(), body);
+        if (url !== undefined && route !== undefined && (body !== undefined || status === 304)) {
+          cache.store(url, route, spec, reply.getHeaders(), status === 200 ? body : undefined);
         }
       }
       done(null, payload);
