@@ -1,8 +1,9 @@
 /**
  * Per-request metrics that cost almost nothing to record. prom-client's Histogram and Counter hash
- * their label set on every observation, which is a real share of a cached read. These keep one series object per label set, found by a string key
- * the caller builds from values it already has, and are turned into prom-client's metric format only
- * when /metrics is scraped. They register in a prom-client Registry like any of its own metrics.
+ * their label set on every observation, which is a real share of a cached read. These keep one
+ * series object per label set (RequestMetrics keeps the series it found, so a request builds no key
+ * at all), and are turned into prom-client's metric format only when /metrics is scraped. They
+ * register in a prom-client Registry like any of its own metrics.
  */
 
 type Labels = Record<string, string>;
@@ -37,6 +38,8 @@ export class CheapHistogram {
   readonly type = 'histogram';
   readonly aggregator = 'sum';
   private readonly series = new Map<string, HistogramSeries>();
+  /** Bumped by reset(): series handed out before belong to no metric any more. */
+  generation = 0;
 
   constructor(
     readonly name: string,
@@ -105,6 +108,7 @@ export class CheapHistogram {
 
   reset(): void {
     this.series.clear();
+    this.generation++;
   }
 }
 
@@ -117,6 +121,8 @@ export class CheapCounter {
   readonly type = 'counter';
   readonly aggregator = 'sum';
   private readonly series = new Map<string, CounterSeries>();
+  /** Bumped by reset() (see CheapHistogram). */
+  generation = 0;
 
   constructor(
     readonly name: string,
@@ -144,7 +150,18 @@ export class CheapCounter {
 
   reset(): void {
     this.series.clear();
+    this.generation++;
   }
+}
+
+/** What one (route, method, status) records into, found without building a key. */
+interface RequestSeries {
+  generation: number;
+  duration: HistogramSeries;
+  /** For a GET or HEAD with If-None-Match: its result label, when it gets one. */
+  result: 'not_modified' | 'modified' | undefined;
+  /** Created by the first such request, as seriesFor would. */
+  conditional: CounterSeries | undefined;
 }
 
 /**
@@ -163,19 +180,54 @@ export class RequestMetrics {
     'GET/HEAD requests with If-None-Match, by route: not_modified (304) or modified (answered with a body)',
   );
 
+  /**
+   * route -> method -> status: the series of each combination seen. The route and method strings are
+   * the same few string objects on every request, so these lookups cost less than building and hashing
+   * a key string for every request.
+   */
+  private readonly byRoute = new Map<string, Map<string, Map<number, RequestSeries>>>();
+
   /** One answered request. `ifNoneMatch`: the request carried If-None-Match. */
   record(method: string, route: string, status: number, seconds: number, ifNoneMatch: boolean): void {
-    const series = this.durations.seriesFor(`${method} ${status} ${route}`, () => ({
+    const generation = this.durations.generation + this.conditional.generation;
+    let series = this.byRoute.get(route)?.get(method)?.get(status);
+    if (series === undefined || series.generation !== generation) {
+      series = this.seriesOf(method, route, status, generation);
+    }
+    this.durations.observe(series.duration, seconds);
+    if (ifNoneMatch && series.result !== undefined) {
+      const result = series.result;
+      series.conditional ??= this.conditional.seriesFor(`${result} ${route}`, () => ({ route, result }));
+      series.conditional.value++;
+    }
+  }
+
+  private seriesOf(method: string, route: string, status: number, generation: number): RequestSeries {
+    const duration = this.durations.seriesFor(`${method} ${status} ${route}`, () => ({
       method,
       route,
       status_code: String(status),
     }));
-    this.durations.observe(series, seconds);
-    if (ifNoneMatch && (method === 'GET' || method === 'HEAD')) {
-      const result = status === 304 ? 'not_modified' : status >= 200 && status < 300 ? 'modified' : undefined;
-      if (result !== undefined) {
-        this.conditional.seriesFor(`${result} ${route}`, () => ({ route, result })).value++;
-      }
+    const result =
+      method !== 'GET' && method !== 'HEAD'
+        ? undefined
+        : status === 304
+          ? 'not_modified'
+          : status >= 200 && status < 300
+            ? 'modified'
+            : undefined;
+    const series: RequestSeries = { generation, duration, result, conditional: undefined };
+    let byMethod = this.byRoute.get(route);
+    if (byMethod === undefined) {
+      byMethod = new Map();
+      this.byRoute.set(route, byMethod);
     }
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) {
+      byStatus = new Map();
+      byMethod.set(method, byStatus);
+    }
+    byStatus.set(status, series);
+    return series;
   }
 }

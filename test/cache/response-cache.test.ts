@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomRequestId } from '../../src/request-id.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
 
@@ -278,5 +279,17 @@ describe('response cache', () => {
     } finally {
       await guarded.close();
     }
+  });
+});
+
+describe('randomRequestId', () => {
+  it('makes version 4 UUIDs, never the same twice, across refills of its random pool', () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 2_000; i++) {
+      const id = randomRequestId();
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      seen.add(id);
+    }
+    expect(seen.size).toBe(2_000);
   });
 });

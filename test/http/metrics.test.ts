@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RequestMetrics } from '../../src/http/request-metrics.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { createTestApp, type TestApp } from '../helpers/context.js';
 
@@ -174,5 +175,36 @@ describe('GET /metrics', () => {
     expect(operation).toMatchObject({ operationId: 'getMetrics', tags: ['operations'] });
     expect(operation.summary).toBeTruthy();
     expect(Object.keys(operation.responses['200'].content)[0]).toMatch(/^text\/plain/);
+  });
+});
+
+describe('RequestMetrics', () => {
+  it('records into the same series on every request, and into new ones after a reset', () => {
+    const metrics = new RequestMetrics();
+    const count = () =>
+      metrics.durations
+        .get()
+        .values.filter((v) => v.metricName === 'skillreg_http_request_duration_seconds_count')
+        .map((v) => [v.labels.method, v.labels.status_code, v.value]);
+    for (let i = 0; i < 3; i++) metrics.record('GET', '/a', 200, 0.001, false);
+    metrics.record('HEAD', '/a', 200, 0.001, false);
+    expect(count()).toEqual([
+      ['GET', '200', 3],
+      ['HEAD', '200', 1],
+    ]);
+    // A conditional series appears with the first conditional request, not before.
+    expect(metrics.conditional.get().values).toEqual([]);
+    metrics.record('GET', '/a', 200, 0.001, true);
+    metrics.record('POST', '/a', 200, 0.001, true);
+    expect(metrics.conditional.get().values).toEqual([
+      { labels: { route: '/a', result: 'modified' }, value: 1 },
+    ]);
+    metrics.durations.reset();
+    metrics.conditional.reset();
+    metrics.record('GET', '/a', 200, 0.001, true);
+    expect(count()).toEqual([['GET', '200', 1]]);
+    expect(metrics.conditional.get().values).toEqual([
+      { labels: { route: '/a', result: 'modified' }, value: 1 },
+    ]);
   });
 });
