@@ -572,6 +572,12 @@ async function main(): Promise<void> {
         status: '304',
       },
       { scenario: 'layer 3 file (exact version), 200', path: urls.file, status: '200' },
+      {
+        scenario: 'layer 3 file (exact version), 304 revalidation',
+        path: urls.file,
+        headers: { 'if-none-match': etagOf(urls.file) },
+        status: '304',
+      },
       { scenario: 'catalogue page (limit=100), 200', path: urls.catalogue, status: '200' },
       {
         scenario: 'catalogue page (limit=100), 304 revalidation',
