@@ -10,6 +10,8 @@
  *   --soak S                seconds of mixed reads while RSS is sampled (default 30)
  *   --ingest N              skills published over HTTP by 8 concurrent publishers (default 400)
  *   --database-url URL      PostgreSQL server (default $BENCH_DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres)
+ *   --database-name NAME    (pg) the bench database created and dropped there (default skillreg_bench); give
+ *                           concurrent benches on one server different names
  *   --runtime dist|tsx      dist (default): compile with tsconfig.build.json and run `node dist/server.js`
  *                           as the container image does; tsx: run the TypeScript as `npm start` does
  *   --node-options FLAGS    extra node flags for the service, e.g. --max-old-space-size=192
@@ -40,7 +42,6 @@ import { seedSkills, syntheticSkill, TOPICS } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
-const BENCH_DATABASE = 'skillreg_bench';
 
 const { values: args } = parseArgs({
   options: {
@@ -52,6 +53,7 @@ const { values: args } = parseArgs({
     'latency-connections': { type: 'string', default: '4' },
     soak: { type: 'string', default: '30' },
     ingest: { type: 'string', default: '400' },
+    'database-name': { type: 'string', default: 'skillreg_bench' },
     'database-url': {
       type: 'string',
       default: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
@@ -64,6 +66,13 @@ const { values: args } = parseArgs({
     only: { type: 'string', default: 'throughput,latency,soak,ingest,replicas,uncached' },
   },
 });
+const BENCH_DATABASE = args['database-name']!;
+if (!/^[a-z_][a-z0-9_]{0,62}$/.test(BENCH_DATABASE)) {
+  process.stderr.write(
+    `--database-name must be a lowercase SQL identifier (a-z, 0-9, _), not '${BENCH_DATABASE}'\n`,
+  );
+  process.exit(2);
+}
 const parts = new Set(args.only!.split(',').map((part) => part.trim()));
 const wants = (part: string) => parts.has(part);
 
