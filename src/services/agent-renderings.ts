@@ -5,7 +5,7 @@ import type { ReadCache } from '../cache/read-cache.js';
 import { buildPrompt, type PromptResult, type SkillSelection, selectAgentSkills } from '../render/prompt.js';
 import { promptJsonBody, textBody } from '../render/prompt-document.js';
 import { anthropicTools, openAiTools } from '../render/tools.js';
-import { type Answer, bodyOf } from './answers.js';
+import { type Answer, JSON_CONTENT_TYPE } from './answers.js';
 import { anthropicToolsSchema, openAiToolsSchema } from './documents.js';
 
 export type PromptFormat = 'xml' | 'markdown' | 'json';
@@ -20,7 +20,7 @@ interface RenderedPrompt {
 const CONTENT_TYPES: Record<PromptFormat, string> = {
   xml: 'text/plain; charset=utf-8',
   markdown: 'text/markdown; charset=utf-8',
-  json: 'application/json; charset=utf-8',
+  json: JSON_CONTENT_TYPE,
 };
 
 /**
@@ -87,7 +87,7 @@ export class AgentRenderingService {
     return {
       etag: revisionEtag(revision, 'tools', provider, strict, selection),
       immutable: false,
-      contentType: 'application/json; charset=utf-8',
+      contentType: JSON_CONTENT_TYPE,
       body: async () => {
         const body = await this.cache.catalogueWide(
           `tools|${JSON.stringify([provider, strict, selection])}`,
@@ -100,7 +100,7 @@ export class AgentRenderingService {
           },
           true,
         );
-        return bodyOf(body)();
+        return { payload: body };
       },
     };
   }

@@ -17,6 +17,9 @@ export interface Answer {
   body(): Promise<AnswerBody>;
 }
 
+/** The content type of every JSON answer. */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
 export interface AnswerBody {
   payload: Buffer | string;
   /** Headers of the representation besides the validators (x-skill-version, content-disposition...). */

@@ -4,7 +4,7 @@ import { revisionEtag } from '../cache/etags.js';
 import type { ReadCache } from '../cache/read-cache.js';
 import type { CurrentArchive } from '../storage/archives-repository.js';
 import type { ArchiveFormat } from '../storage/records.js';
-import { type Answer, bodyOf } from './answers.js';
+import { type Answer, bodyOf, JSON_CONTENT_TYPE } from './answers.js';
 import { type ArchiveService, PUBLISH_ARCHIVE_FORMAT } from './archives.js';
 import type { SkillReadService } from './skill-reads.js';
 
@@ -82,7 +82,7 @@ export class DiscoveryService {
     return {
       etag: revisionEtag(revision, 'agent-skills-index', base, INDEX_ARCHIVE_FORMAT),
       immutable: false,
-      contentType: 'application/json; charset=utf-8',
+      contentType: JSON_CONTENT_TYPE,
       body: async () => {
         const body = await this.cache.catalogueWide(
           `agent-skills-index|${base}`,
@@ -119,7 +119,7 @@ export class DiscoveryService {
     return {
       etag: revisionEtag(revision, 'agent-skills-index', base, INDEX_ARCHIVE_FORMAT, record.name),
       immutable: false,
-      contentType: 'application/json; charset=utf-8',
+      contentType: JSON_CONTENT_TYPE,
       body: bodyOf(body),
     };
   }

@@ -18,7 +18,7 @@ import {
   type VersionSelector,
 } from '../storage/records.js';
 import type { SkillsRepository } from '../storage/skills-repository.js';
-import { type Answer, bodyOf } from './answers.js';
+import { type Answer, bodyOf, JSON_CONTENT_TYPE } from './answers.js';
 import type { ArchiveService } from './archives.js';
 import {
   catalogueResponseSchema,
@@ -41,10 +41,8 @@ export type ContentFormat = 'markdown' | 'json' | 'xml';
 export const CONTENT_TYPES = {
   markdown: 'text/markdown; charset=utf-8',
   xml: 'application/xml; charset=utf-8',
-  json: 'application/json; charset=utf-8',
+  json: JSON_CONTENT_TYPE,
 } as const;
-
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** One bundled file as every face reads it. */
 export interface StoredFile {
@@ -150,7 +148,7 @@ export class SkillReadService {
     return {
       etag: revisionEtag(revision, 'skills', query),
       immutable: false,
-      contentType: JSON_TYPE,
+      contentType: JSON_CONTENT_TYPE,
       validity: { kind: 'catalogue', revision },
       body: async () => {
         const body = await this.cache.catalogueWide(
@@ -216,7 +214,7 @@ export class SkillReadService {
       // Even for an exact version the answer lists dist-tags and versions, which change with every write.
       etag: revisionEtag(revision, 'skill', name, query),
       immutable: selector.version !== undefined,
-      contentType: JSON_TYPE,
+      contentType: JSON_CONTENT_TYPE,
       validity: { kind: 'skill', skill: name, revision },
       body: bodyOf(body),
     };
@@ -235,7 +233,7 @@ export class SkillReadService {
     return {
       etag: revisionEtag(revision, 'versions', name),
       immutable: false,
-      contentType: JSON_TYPE,
+      contentType: JSON_CONTENT_TYPE,
       validity: { kind: 'skill', skill: name, revision },
       body: async () => {
         const body = await this.cache.perSkill(
@@ -307,8 +305,12 @@ export class SkillReadService {
   }
 
   /** One bundled file (layer 3): the path refused unless it is a valid bundle path, then looked up. */
-  async file(record: VersionRecord, rawPath: string): Promise<StoredFile> {
-    const path = bundlePathOf(rawPath);
+  file(record: VersionRecord, rawPath: string): Promise<StoredFile> {
+    return this.storedFile(record, bundlePathOf(rawPath));
+  }
+
+  /** A file by its canonical path (bundlePathOf ran on it). */
+  private storedFile(record: VersionRecord, path: string): Promise<StoredFile> {
     // A file of a version never changes; a large one is served without being kept (maxEntryBytes).
     return this.cache.immutable(
       `file|${record.id}|${path}`,
@@ -340,9 +342,10 @@ export class SkillReadService {
     rawPath: string,
   ): Promise<Answer> {
     const selector = selectorOf(query);
-    bundlePathOf(rawPath);
+    // A path that can be no bundle path is refused before the skill is looked up.
+    const path = bundlePathOf(rawPath);
     const resolved = await this.resolve(name, selector);
-    const file = await this.file(resolved.record, rawPath);
+    const file = await this.storedFile(resolved.record, path);
     return {
       etag: digestEtag(file.digest),
       immutable: selector.version !== undefined,
