@@ -24,6 +24,7 @@ import {
   versionFiles,
 } from '../src/db/schema.js';
 import { countCatalogueEntryTokens } from '../src/render/token-count.js';
+import { encodeTerms, searchDocument } from '../src/search/document.js';
 import { promptTokenColumns } from '../src/services/prompt-tokens.js';
 
 /** Words descriptions are drawn from; search terms in the benchmark come from here too. */
@@ -282,6 +283,7 @@ export async function seedSkills(database: Database, options: SeedOptions): Prom
         tokensDescription: countCatalogueEntryTokens(skill.name, skill.description),
         tokensBody: Math.ceil(skill.body.length / 4),
         ...promptTokenColumns(skill.name, skill.description),
+        searchTerms: encodeTerms(searchDocument(skill).terms),
         warnings: skill.warnings,
         publishedBy: 'bench-seed',
       });

@@ -68,8 +68,23 @@ export async function startServer(env: Record<string, string | undefined> = proc
   void app.registry.agents.catalogue
     .snapshot()
     .catch((error: unknown) => app.log.warn({ err: error }, 'could not read the agent catalogue yet'))
+    .then(() => warmSearchIndex(app))
     .then(() => backfillArchives(app))
     .then(() => backfillPromptTokens(app));
+}
+
+/**
+ * The search index is built now rather than by the first search (versions stored before their terms
+ * were get them analysed and stored as it reads them).
+ */
+export async function warmSearchIndex(app: FastifyInstance): Promise<void> {
+  try {
+    const started = Date.now();
+    await app.registry.search.warm();
+    app.log.info({ ms: Date.now() - started }, 'search index ready');
+  } catch (error) {
+    app.log.warn({ err: error }, 'could not build the search index yet; the first search will');
+  }
 }
 
 /**

@@ -109,12 +109,28 @@ export class AgentCatalogueMirror implements AgentCatalogueSource {
   constructor(
     private readonly skills: CatalogueRepository,
     private readonly state: CatalogueState,
+    /** The search's ranking: names best first, for selections with `q`. */
+    private readonly search: (query: { q: string; tag?: string }) => Promise<string[]>,
     private readonly options: AgentCatalogueOptions = {},
   ) {}
 
-  /** Same answers as CatalogueRepository.agentCatalogue; the default selection comes from the copy. */
+  /**
+   * The selection's entries: by name, or with `q` the search's best matches, best first (narrowed to
+   * `names` when both are given). `latest` comes from the copy, other tags from the database.
+   */
   async agentCatalogue(query: AgentCatalogueQuery): Promise<AgentSkill[]> {
-    if ((query.tag ?? LATEST) !== LATEST || query.q?.trim() || this.closed) {
+    const q = query.q?.trim();
+    if (!q) return this.entries(query);
+    const ranked = await this.search({ q, tag: query.tag });
+    const wanted = query.names ? new Set(query.names) : undefined;
+    const names = wanted ? ranked.filter((name) => wanted.has(name)) : ranked;
+    const entries = await this.entries({ ...query, q: undefined, names });
+    const rank = new Map(names.map((name, at) => [name, at]));
+    return entries.sort((a, b) => rank.get(a.name)! - rank.get(b.name)!);
+  }
+
+  private async entries(query: AgentCatalogueQuery): Promise<AgentSkill[]> {
+    if ((query.tag ?? LATEST) !== LATEST || this.closed) {
       return this.skills.agentCatalogue(query);
     }
     if (query.names !== undefined && query.names.length === 0) return [];

@@ -22,6 +22,16 @@ export interface CatalogueItem {
   digest: string;
   updatedAt: string;
   tokens: { description: number; body: number };
+  /** With a search (`q`): why the skill matched; items are best first. */
+  match?: SearchMatch;
+}
+
+/** Why a search result matched: the request's words found in each field. */
+export interface SearchMatch {
+  score: number;
+  why: string;
+  fields: { name?: string[]; description?: string[]; headings?: string[]; body?: string[] };
+  corrected: { word: string; as: string }[];
 }
 
 export interface CataloguePage {

@@ -19,8 +19,6 @@ const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
   dataType: () => 'bytea',
 });
 
-const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' });
-
 /** One row per skill name; the name is the identity from the frontmatter. */
 export const skills = pgTable(
   'skills',
@@ -77,16 +75,17 @@ export const skillVersions = pgTable(
     publishedBy: text('published_by').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     yankedAt: timestamp('yanked_at', { withTimezone: true }),
-    search: tsvector('search').generatedAlwaysAs(
-      sql`setweight(to_tsvector('simple', name), 'A') || setweight(to_tsvector('english', description), 'B')`,
-    ),
+    /**
+     * The version's searchable terms, counted per field (src/search/document.ts encodeTerms), so the
+     * in-memory search index is built without analysing bodies; null for versions stored before it
+     * existed (filled when the index first reads them).
+     */
+    searchTerms: text('search_terms'),
   },
   (table) => [
     uniqueIndex('skill_versions_skill_version_unique').on(table.skillId, table.version),
     index('skill_versions_skill_digest_idx').on(table.skillId, table.digest),
-    index('skill_versions_search_idx').using('gin', table.search),
     index('skill_versions_name_trgm_idx').using('gin', sql`${table.name} gin_trgm_ops`),
-    index('skill_versions_description_trgm_idx').using('gin', sql`${table.description} gin_trgm_ops`),
   ],
 );
 

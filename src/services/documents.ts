@@ -11,6 +11,29 @@ export const tokenCountsSchema = z.object({
   body: z.number().int().describe('Tokens of the SKILL.md body (o200k_base)'),
 });
 
+const searchFieldWords = z.array(z.string());
+
+/** Why a search result matched (src/services/skill-search.ts describeMatch). */
+export const searchMatchSchema = z
+  .object({
+    score: z.number().describe('Relevance (BM25F); comparable within one search only'),
+    why: z
+      .string()
+      .describe('The request words found in each field, and spellings read as another word, as one line'),
+    fields: z
+      .object({
+        name: searchFieldWords.optional(),
+        description: searchFieldWords.optional(),
+        headings: searchFieldWords.optional(),
+        body: searchFieldWords.optional(),
+      })
+      .describe('The request words found in each field of the skill'),
+    corrected: z
+      .array(z.object({ word: z.string(), as: z.string() }))
+      .describe('Words of the request the registry did not know, and the known spelling searched instead'),
+  })
+  .describe('Why this skill matched the search');
+
 export const catalogueItemSchema = z.object({
   name: z.string(),
   description: z.string(),
@@ -19,6 +42,7 @@ export const catalogueItemSchema = z.object({
   digest: z.string(),
   updatedAt: z.string().describe('When this version became the one the tag points at'),
   tokens: tokenCountsSchema,
+  match: searchMatchSchema.optional().describe('With q: why the skill matched, items being best first'),
 });
 
 export const fileEntrySchema = z.object({

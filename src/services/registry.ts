@@ -8,6 +8,7 @@ import { ArchivesRepository } from '../storage/archives-repository.js';
 import { AuditRepository } from '../storage/audit-repository.js';
 import { CatalogueRepository } from '../storage/catalogue-repository.js';
 import { LoadRecorder } from '../storage/load-recorder.js';
+import { SearchRepository } from '../storage/search-repository.js';
 import { SkillsRepository } from '../storage/skills-repository.js';
 import { TokensRepository } from '../storage/tokens-repository.js';
 import { AgentRenderingService } from './agent-renderings.js';
@@ -15,6 +16,7 @@ import { ArchiveService } from './archives.js';
 import { DiscoveryService } from './discovery.js';
 import { fillPromptTokens } from './prompt-tokens.js';
 import { SkillReadService } from './skill-reads.js';
+import { SkillSearchService } from './skill-search.js';
 import { SkillWriteService } from './skill-writes.js';
 
 export interface Repositories {
@@ -23,6 +25,7 @@ export interface Repositories {
   archives: ArchivesRepository;
   tokens: TokensRepository;
   audit: AuditRepository;
+  search: SearchRepository;
   /** Layer-2 loads per skill (for budgets that drop the least recently loaded, and metrics). */
   loads: LoadRecorder;
 }
@@ -43,6 +46,8 @@ export interface Registry {
   agents: AgentRenderingService;
   discovery: DiscoveryService;
   archives: ArchiveService;
+  /** The one search ranking (GET /skills?q=, /prompt?q=, search_skills), over an index in memory. */
+  search: SkillSearchService;
   /** Stores the prompt entry counts of older versions (see prompt-tokens.ts); answers how many. */
   fillPromptTokens(): Promise<number>;
   /** Writes pending loads and lets go of the caches (the database stays open). */
@@ -64,6 +69,7 @@ export async function openRegistry(options: {
     archives: new ArchivesRepository(db),
     tokens: new TokensRepository(db),
     audit: new AuditRepository(db),
+    search: new SearchRepository(db),
     loads,
   };
   const cache = await ReadCache.open({
@@ -77,10 +83,18 @@ export async function openRegistry(options: {
     options: { maxBytes: config.cacheBytes - Math.floor(config.cacheBytes * RESPONSE_CACHE_SHARE) },
     log,
   });
-  // Not counted in the cache's bytes; with the cache off it still serves, but asks on every read.
-  const mirror = new AgentCatalogueMirror(repositories.catalogue, cache.state, { alwaysCheck: !cache.keeps });
   const archives = new ArchiveService(repositories.archives, skills);
-  const reads = new SkillReadService(skills, repositories.catalogue, archives, cache, loads);
+  const search = new SkillSearchService(repositories.search, repositories.catalogue, cache.state, {
+    alwaysCheck: !cache.keeps,
+  });
+  // Not counted in the cache's bytes; with the cache off it still serves, but asks on every read.
+  const mirror = new AgentCatalogueMirror(
+    repositories.catalogue,
+    cache.state,
+    (query) => search.rankedNames(query),
+    { alwaysCheck: !cache.keeps },
+  );
+  const reads = new SkillReadService(skills, repositories.catalogue, archives, cache, loads, search);
   return {
     config,
     database,
@@ -91,10 +105,12 @@ export async function openRegistry(options: {
     agents: new AgentRenderingService(cache, mirror),
     discovery: new DiscoveryService(cache, archives, reads, log),
     archives,
+    search,
     fillPromptTokens: () => fillPromptTokens(repositories.catalogue),
     async close() {
       await loads.flush();
       mirror.close();
+      search.close();
       await cache.close();
     },
   };

@@ -28,6 +28,7 @@ import {
 } from './documents.js';
 import { contentTypeFor } from './file-types.js';
 import { missingTag, unknownFile, unknownSkill, unknownVersion } from './not-found.js';
+import type { SearchMatch, SkillSearchService } from './skill-search.js';
 
 /** A selector resolved to one stored version, at the catalogue revision the read saw. */
 export interface Resolved {
@@ -104,6 +105,7 @@ export class SkillReadService {
     private readonly archives: ArchiveService,
     private readonly cache: ReadCache,
     private readonly loads: LoadRecorder,
+    private readonly search: SkillSearchService,
   ) {}
 
   /** The catalogue revision as of this request. */
@@ -155,7 +157,7 @@ export class SkillReadService {
           `skills|${JSON.stringify(query)}`,
           revision,
           async () => {
-            const page = await this.catalogue.catalogue(query);
+            const page = await this.catalogueItems(query);
             return jsonBody(catalogueResponseSchema, {
               items: page.items.map(({ frontmatter: _frontmatter, ...item }) => ({
                 ...item,
@@ -171,8 +173,15 @@ export class SkillReadService {
     };
   }
 
-  /** One page of catalogue items with their frontmatter (what visibility rules read). */
-  catalogueItems(query: CatalogueQuery): Promise<{ items: CatalogueItem[]; nextCursor: string | null }> {
+  /**
+   * One page of catalogue items with their frontmatter (what visibility rules read): by name, or with
+   * `q` the search's ranking, best first, each item with its match.
+   */
+  catalogueItems(
+    query: CatalogueQuery,
+  ): Promise<{ items: (CatalogueItem & { match?: SearchMatch })[]; nextCursor: string | null }> {
+    const q = query.q?.trim();
+    if (q) return this.search.cataloguePage({ ...query, q });
     return this.catalogue.catalogue(query);
   }
 

@@ -11,6 +11,7 @@ import {
 import { chooseVersion, pickLatest, sortVersionsDescending } from '../bundle/version.js';
 import { ConflictError } from '../errors.js';
 import { countCatalogueEntryTokens, countTokens } from '../render/token-count.js';
+import { encodeTerms, searchDocument } from '../search/document.js';
 import { LATEST, type VersionRow } from '../storage/records.js';
 import type { SkillsRepository, SkillWrite } from '../storage/skills-repository.js';
 import { buildArchive, PUBLISH_ARCHIVE_FORMAT } from './archives.js';
@@ -288,6 +289,7 @@ export class SkillWriteService {
       tokensDescription: countCatalogueEntryTokens(skill.name, skill.description),
       tokensBody: countTokens(skill.body),
       ...promptTokenColumns(skill.name, skill.description),
+      searchTerms: encodeTerms(searchDocument(skill).terms),
       warnings: skill.warnings,
       publishedBy: input.actor,
     };

@@ -3,7 +3,6 @@ import type { Db } from '../db/client.js';
 import { distTags, registryState, skills, skillVersions } from '../db/schema.js';
 import { BadRequestError } from '../errors.js';
 import { LATEST, releaseRows, type StateRevisions, type StoredPromptTokens } from './records.js';
-import { escapeLike } from './skills-repository.js';
 
 export interface CatalogueItem {
   name: string;
@@ -78,76 +77,32 @@ export interface VersionWithoutPromptTokens {
 export class CatalogueRepository {
   constructor(private readonly db: Db) {}
 
+  /** One page of the catalogue under a tag, by name (searches rank in src/services/skill-search.ts). */
   async catalogue(query: CatalogueQuery): Promise<{ items: CatalogueItem[]; nextCursor: string | null }> {
     const tag = query.tag ?? LATEST;
-    const q = query.q?.trim() || undefined;
-    const cursor = decodeCursor(query.cursor, q !== undefined);
-    const searchCondition = q ? searchMatches(q) : sql`true`;
-    const tagsOfVersion = sql<
-      string[]
-    >`coalesce((select array_agg(t2.tag order by t2.tag) from ${distTags} t2 where t2.version_id = ${skillVersions.id}), '{}')`;
-    const base = this.db
-      .select(catalogueColumns(tagsOfVersion))
+    const after = decodeCursor(query.cursor);
+    const rows = await this.db
+      .select(catalogueColumns(tagsOfVersion()))
       .from(distTags)
       .innerJoin(skills, eq(skills.id, distTags.skillId))
-      .innerJoin(skillVersions, eq(skillVersions.id, distTags.versionId));
+      .innerJoin(skillVersions, eq(skillVersions.id, distTags.versionId))
+      .where(and(eq(distTags.tag, tag), after === undefined ? sql`true` : sql`${skills.name} > ${after}`))
+      .orderBy(skills.name)
+      .limit(query.limit + 1);
+    const nextCursor = rows.length > query.limit ? encodeCursor(rows[query.limit - 1]!.name) : null;
+    return { items: rows.slice(0, query.limit).map(catalogueItemOf), nextCursor };
+  }
 
-    let rows: Awaited<typeof base>;
-    let nextCursor: string | null = null;
-    if (q) {
-      const offset = cursor.offset ?? 0;
-      // Two steps: rank the matching versions that the tag points at (the GIN indexes find them; only
-      // their id, name and search vector are read), then fetch the page's rows. A version's name is its
-      // skill's name, so the ranking needs no join.
-      const hits = this.db.$with('hits').as(
-        this.db
-          .select({
-            id: skillVersions.id,
-            hitName: sql<string>`${skillVersions.name}`.as('hit_name'),
-            rank: sql<number>`${searchRank(q)}`.as('rank'),
-          })
-          .from(skillVersions)
-          .where(
-            and(
-              searchCondition,
-              // A probe of the (version_id, tag) index per match, written as a scalar subquery so the
-              // planner cannot turn it into a hash of every version the tag points at (at large
-              // catalogues that costs more than ranking the matches of a broad word).
-              sql`(select true from ${distTags} d where d.version_id = ${skillVersions.id} and d.tag = ${tag} limit 1)`,
-            ),
-          )
-          .orderBy(sql`rank desc`, skillVersions.name)
-          .limit(query.limit + 1)
-          .offset(offset),
-      );
-      rows = await this.db
-        .with(hits)
-        .select(catalogueColumns(tagsOfVersion))
-        .from(hits)
-        .innerJoin(skillVersions, eq(skillVersions.id, hits.id))
-        .innerJoin(distTags, and(eq(distTags.versionId, skillVersions.id), eq(distTags.tag, tag)))
-        .innerJoin(skills, eq(skills.id, distTags.skillId))
-        .orderBy(sql`${hits.rank} desc`, hits.hitName);
-      if (rows.length > query.limit) nextCursor = encodeCursor({ offset: offset + query.limit });
-    } else {
-      const after = cursor.after;
-      rows = await base
-        .where(and(eq(distTags.tag, tag), after === undefined ? sql`true` : sql`${skills.name} > ${after}`))
-        .orderBy(skills.name)
-        .limit(query.limit + 1);
-      if (rows.length > query.limit) nextCursor = encodeCursor({ after: rows[query.limit - 1]!.name });
-    }
-    const items = rows.slice(0, query.limit).map((row) => ({
-      name: row.name,
-      description: row.description,
-      version: row.version,
-      tags: row.tags,
-      digest: row.digest,
-      updatedAt: new Date(row.updatedAt),
-      tokens: { description: row.tokensDescription, body: row.tokensBody },
-      frontmatter: row.frontmatter,
-    }));
-    return { items, nextCursor };
+  /** The catalogue items of the named skills under a tag, in no particular order (absent ones left out). */
+  async itemsOf(tag: string, names: readonly string[]): Promise<CatalogueItem[]> {
+    if (names.length === 0) return [];
+    const rows = await this.db
+      .select(catalogueColumns(tagsOfVersion()))
+      .from(distTags)
+      .innerJoin(skills, eq(skills.id, distTags.skillId))
+      .innerJoin(skillVersions, eq(skillVersions.id, distTags.versionId))
+      .where(and(eq(distTags.tag, tag), inArray(skills.name, [...names])));
+    return rows.map(catalogueItemOf);
   }
 
   /**
@@ -155,16 +110,14 @@ export class CatalogueRepository {
    * need: the model-invocation flag, body tokens and when the skill was last loaded. Not paged and not
    * capped: GET /prompt and GET /tools list or name the whole selection, so the columns are few (one
    * frontmatter key, not the frontmatter; no description with `descriptions: false`). `names` narrows
-   * to those skills, `q` searches like catalogue(); results are by name, or most relevant first with `q`.
+   * to those skills; results are by name.
    */
   async agentCatalogue(query: AgentCatalogueQuery = {}): Promise<AgentCatalogueEntry[]> {
     const tag = query.tag ?? LATEST;
-    const q = query.q?.trim() || undefined;
     if (query.names !== undefined && query.names.length === 0) return [];
     const where = and(
       eq(distTags.tag, tag),
       query.names ? inArray(skills.name, [...query.names]) : undefined,
-      q ? searchMatches(q) : undefined,
     );
     // A plain statement rather than a select: drizzle maps rows all at once, which for a large catalogue
     // holds the event loop several times longer than the driver's own parsing.
@@ -179,7 +132,7 @@ export class CatalogueRepository {
       inner join ${skills} on ${skills.id} = ${distTags.skillId}
       inner join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId}
       where ${where}
-      order by ${q ? sql`${searchRank(q)} desc, ${skills.name}` : skills.name}`);
+      order by ${skills.name}`);
     const rows = (result as unknown as { rows: AgentCatalogueRow[] }).rows;
     const entries = rows.map(agentEntryOf);
     releaseRows(rows);
@@ -311,31 +264,15 @@ function promptTokenSelection(): SQL {
     ${skillVersions.tokensPromptMarkdown} as prompt_markdown, ${skillVersions.tokensPromptName} as prompt_name`;
 }
 
-function searchMatches(q: string) {
-  const pattern = `%${escapeLike(q)}%`;
-  return sql`(${skillVersions.search} @@ websearch_to_tsquery('english', ${q}) or ${skillVersions.search} @@ websearch_to_tsquery('simple', ${q}) or ${skillVersions.name} ilike ${pattern})`;
+function encodeCursor(after: string): string {
+  return Buffer.from(JSON.stringify({ after })).toString('base64url');
 }
 
-function searchRank(q: string) {
-  return sql`(ts_rank_cd(${skillVersions.search}, websearch_to_tsquery('english', ${q})) + ts_rank_cd(${skillVersions.search}, websearch_to_tsquery('simple', ${q})) + similarity(${skillVersions.name}, ${q}) + case when ${skillVersions.name} = ${q} then 10 else 0 end)`;
-}
-
-interface Cursor {
-  after?: string;
-  offset?: number;
-}
-
-function encodeCursor(cursor: Cursor): string {
-  return Buffer.from(JSON.stringify(cursor)).toString('base64url');
-}
-
-function decodeCursor(raw: string | undefined, searching: boolean): Cursor {
-  if (raw === undefined || raw === '') return {};
+function decodeCursor(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
   try {
-    const cursor = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Cursor;
-    if (searching && typeof cursor.offset === 'number' && cursor.offset >= 0)
-      return { offset: cursor.offset };
-    if (!searching && typeof cursor.after === 'string') return { after: cursor.after };
+    const cursor = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as { after?: unknown };
+    if (typeof cursor.after === 'string') return cursor.after;
   } catch {
     // fall through to the error below
   }
@@ -343,6 +280,36 @@ function decodeCursor(raw: string | undefined, searching: boolean): Cursor {
     'cursor is not one this registry issued for this query; pass the nextCursor value of the previous page unchanged, with the same q',
     { parameter: 'cursor' },
   );
+}
+
+/** The dist-tags on a catalogue row's version. */
+function tagsOfVersion(): SQL<string[]> {
+  return sql<
+    string[]
+  >`coalesce((select array_agg(t2.tag order by t2.tag) from ${distTags} t2 where t2.version_id = ${skillVersions.id}), '{}')`;
+}
+
+function catalogueItemOf(row: {
+  name: string;
+  description: string;
+  version: string;
+  tags: string[];
+  digest: string;
+  updatedAt: Date | string;
+  tokensDescription: number;
+  tokensBody: number;
+  frontmatter: Record<string, unknown>;
+}): CatalogueItem {
+  return {
+    name: row.name,
+    description: row.description,
+    version: row.version,
+    tags: row.tags,
+    digest: row.digest,
+    updatedAt: new Date(row.updatedAt),
+    tokens: { description: row.tokensDescription, body: row.tokensBody },
+    frontmatter: row.frontmatter,
+  };
 }
 
 /** The columns of one catalogue row; `tags` lists the dist-tags on the row's version. */

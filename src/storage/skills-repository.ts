@@ -39,6 +39,8 @@ export interface NewVersion {
   tokensPromptXml: number | null;
   tokensPromptMarkdown: number | null;
   tokensPromptName: number | null;
+  /** The counted search terms (src/search/document.ts encodeTerms). */
+  searchTerms: string;
   warnings: { path: string; detail: string }[];
   publishedBy: string;
 }

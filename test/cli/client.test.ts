@@ -92,6 +92,7 @@ const CLIENT_SHAPES = {
     digest: 0,
     updatedAt: 0,
     tokens: 0,
+    match: 0,
   }),
   SkillDetail: keys<SkillDetail>({
     name: 0,

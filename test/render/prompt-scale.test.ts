@@ -72,7 +72,7 @@ describe('GET /prompt over a few hundred skills', () => {
       const diff = entryTokens.get(b)! - entryTokens.get(a)!;
       return diff !== 0 ? diff : a < b ? -1 : 1;
     });
-    const minimum = (await promptJson('q=nothing-matches-this-xyzzy')).tokens;
+    const minimum = (await promptJson('q=xyzzy-plugh-qwrtz')).tokens;
     for (const budget of [
       full.tokens - 1,
       Math.round(full.tokens / 2),

@@ -278,7 +278,7 @@ describe('GET /prompt selection', () => {
   });
 
   it('answers an empty selection with the instructions and an empty list', async () => {
-    const body = await promptJson('q=nothing-matches-this-query-xyzzy');
+    const body = await promptJson('q=xyzzy-plugh-qwrtz');
     expect(body.included).toEqual([]);
     expect(availableSkills(body.prompt)).toEqual([]);
     expect(body.prompt).toContain('load_skill');

@@ -123,7 +123,7 @@ describe('GET /tools', () => {
     await publishSkill(staged, 'Staged.', undefined, 'tag=canary');
     expect(await enumOf('tag=canary')).toEqual([staged]);
     // An empty selection leaves the enum out rather than sending an unsatisfiable `enum: []`.
-    const none = (await ctx.app.inject('/tools?q=nothing-matches-xyzzy')).json() as AnthropicToolJson[];
+    const none = (await ctx.app.inject('/tools?q=xyzzy-plugh-qwrtz')).json() as AnthropicToolJson[];
     expect(none[0]!.input_schema.properties.name!.enum).toBeUndefined();
     expect(none[0]!.input_schema.properties.name!.type).toBe('string');
   });

@@ -4,6 +4,7 @@ import type { SkillSelection } from '../../render/prompt.js';
 import { promptJsonSchema } from '../../render/prompt-document.js';
 import { anthropicToolSchema, openAiToolSchema } from '../../services/documents.js';
 import type { Registry } from '../../services/registry.js';
+import { MAX_QUERY_LENGTH, PROMPT_SEARCH_LIMIT } from '../../services/skill-search.js';
 import { sendAnswer } from '../answer.js';
 import { problemResponses } from '../problem.js';
 import { publicBaseUrl } from '../public-url.js';
@@ -28,7 +29,11 @@ const selectionQuery = z.object({
   tag: withoutNul(z.string().max(64))
     .optional()
     .describe('Dist-tag whose versions are listed (default latest)'),
-  q: withoutNul(z.string().max(200)).optional().describe('Full-text search over names and descriptions'),
+  q: withoutNul(z.string().max(MAX_QUERY_LENGTH))
+    .optional()
+    .describe(
+      `Only the best matches of this search (at most ${PROMPT_SEARCH_LIMIT}, best first), ranked as GET /skills?q=`,
+    ),
 });
 
 function selectionOf(query: { name?: string[]; tag?: string; q?: string }): SkillSelection {

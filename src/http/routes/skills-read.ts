@@ -7,6 +7,7 @@ import {
   versionsResponseSchema,
 } from '../../services/documents.js';
 import type { Registry } from '../../services/registry.js';
+import { MAX_QUERY_LENGTH } from '../../services/skill-search.js';
 import { sendAnswer } from '../answer.js';
 import { problemResponses } from '../problem.js';
 import { nameParam, selectorQuery, withoutNul } from '../schemas.js';
@@ -28,12 +29,12 @@ const skillsReadRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (a
         tags: ['skills'],
         summary: 'List the catalogue (layer 1)',
         description:
-          'Names and descriptions of current skills, the layer-1 catalogue an agent puts in its system prompt. `q` searches names and descriptions (full-text and fuzzy name match); `tag` lists the versions a dist-tag points at.',
+          'Names and descriptions of current skills, the layer-1 catalogue an agent puts in its system prompt, by name. `q` searches instead: a request in plain words (a task description, a paragraph of context, any language, typos tolerated) ranked over name, description, headings and body, best first, each item with `match` saying why; the same ranking as the `search_skills` tool. `tag` lists the versions a dist-tag points at.',
         operationId: 'listSkills',
         querystring: z.object({
-          q: withoutNul(z.string().max(200))
+          q: withoutNul(z.string().max(MAX_QUERY_LENGTH))
             .optional()
-            .describe('Full-text search over name and description'),
+            .describe('Search: the task in plain words; results are ranked best first'),
           tag: withoutNul(z.string().max(64)).optional().describe('Dist-tag to list (default latest)'),
           limit: z.coerce.number().int().min(1).max(500).default(50),
           cursor: z.string().max(500).optional().describe('nextCursor of the previous page'),

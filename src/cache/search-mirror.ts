@@ -1,0 +1,158 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { ANALYZER_VERSION, decodeTerms, encodeTerms, searchDocument } from '../search/document.js';
+import { SearchIndex } from '../search/search-index.js';
+import { LATEST } from '../storage/records.js';
+import type { SearchRepository, SearchRow } from '../storage/search-repository.js';
+import type { CatalogueState } from './catalogue-state.js';
+
+/** Skills read per statement while the index is first built. */
+const PAGE_SIZE = 2000;
+
+/** What the search index knows of one skill besides its terms. */
+export interface IndexedSkill {
+  version: string;
+  /** The frontmatter's `disable-model-invocation`; null when absent. */
+  disableModelInvocation: string | null;
+}
+
+/** An index and the skills it holds, at a catalogue revision. */
+export interface SearchSnapshot {
+  revision: number;
+  index: SearchIndex;
+  skills: ReadonlyMap<string, IndexedSkill>;
+}
+
+/**
+ * The search index of one dist-tag's versions, in this process's memory, kept current by reading
+ * only the skills written since the revision it holds (like the agent catalogue mirror). `latest` is
+ * kept for the life of the process; other tags are built when asked and dropped at the next write.
+ *
+ * Versions stored before their terms were (or with another analyzer version) are analysed from their
+ * text as they are read, and their terms stored, so the next start reads them ready.
+ */
+export class SearchMirror {
+  private held: SearchSnapshot | undefined;
+  private running: Promise<SearchSnapshot> | undefined;
+  private queued: Promise<SearchSnapshot> | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly repository: SearchRepository,
+    private readonly state: CatalogueState,
+    readonly tag: string = LATEST,
+    private readonly options: { alwaysCheck?: boolean } = {},
+  ) {}
+
+  /** The index, at least as current as the catalogue state this process knows of. */
+  async snapshot(): Promise<SearchSnapshot> {
+    const target = await this.state.current();
+    const current = () => !this.options.alwaysCheck && this.held && this.held.revision >= target.revision;
+    if (current()) return this.held!;
+    if (this.running) {
+      await this.running.catch(() => undefined);
+      if (current()) return this.held!;
+    }
+    return this.refreshStartingNow();
+  }
+
+  /** Builds the index now (at start), so the first search does not wait for it. */
+  warm(): Promise<SearchSnapshot> {
+    return this.snapshot();
+  }
+
+  /**
+   * A catch-up that starts no earlier than this call, so it sees every write committed before it.
+   * Catch-ups run one at a time; callers arriving while one runs share the one queued after it.
+   */
+  private refreshStartingNow(): Promise<SearchSnapshot> {
+    if (this.queued) return this.queued;
+    if (!this.running) return this.start();
+    const queued = this.running
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .then(() => {
+        this.queued = undefined;
+        return this.start();
+      });
+    this.queued = queued;
+    return queued;
+  }
+
+  private start(): Promise<SearchSnapshot> {
+    const running = this.catchUp().finally(() => {
+      if (this.running === running) this.running = undefined;
+    });
+    this.running = running;
+    return running;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.held = undefined;
+  }
+
+  private async catchUp(): Promise<SearchSnapshot> {
+    const base = this.held;
+    if (!base) return this.keep(await this.build());
+    const delta = await this.repository.since(this.tag, base.revision, ANALYZER_VERSION);
+    if (delta.rows.length === 0 && delta.removed.length === 0) {
+      return this.keep({ ...base, revision: Math.max(base.revision, delta.revision) });
+    }
+    // Writes are few between catch-ups: the index is changed in place (a search never yields while
+    // it reads the index), the map of skills is copied so a snapshot's map stays as it was.
+    const skills = new Map(base.skills);
+    for (const name of delta.removed) {
+      base.index.remove(name);
+      skills.delete(name);
+    }
+    await this.putAll(base.index, skills, delta.rows);
+    return this.keep({ revision: Math.max(base.revision, delta.revision), index: base.index, skills });
+  }
+
+  private async build(): Promise<SearchSnapshot> {
+    const index = new SearchIndex();
+    const skills = new Map<string, IndexedSkill>();
+    let after: string | undefined;
+    let revision: number | undefined;
+    for (;;) {
+      const page = await this.repository.page(this.tag, after, PAGE_SIZE, ANALYZER_VERSION);
+      // Writes committed while the pages are read are caught up from the first page's revision.
+      revision ??= page.revision;
+      await this.putAll(index, skills, page.rows);
+      if (page.rows.length < PAGE_SIZE) break;
+      after = page.rows.at(-1)!.name;
+      await yieldToEventLoop();
+    }
+    return { revision: revision ?? 0, index, skills };
+  }
+
+  private async putAll(
+    index: SearchIndex,
+    skills: Map<string, IndexedSkill>,
+    rows: SearchRow[],
+  ): Promise<void> {
+    const made: { versionId: string; searchTerms: string }[] = [];
+    for (const row of rows) {
+      let terms = row.searchTerms === null ? undefined : decodeTerms(row.searchTerms);
+      if (!terms) {
+        terms = searchDocument({
+          name: row.name,
+          description: row.description ?? '',
+          body: row.body ?? '',
+        }).terms;
+        made.push({ versionId: row.versionId, searchTerms: encodeTerms(terms) });
+      }
+      index.put({ name: row.name, terms });
+      skills.set(row.name, { version: row.version, disableModelInvocation: row.disableModelInvocation });
+    }
+    // Best effort: the terms are made again at the next start if this fails.
+    if (made.length > 0) await this.repository.storeTerms(made).catch(() => undefined);
+  }
+
+  private keep(snapshot: SearchSnapshot): SearchSnapshot {
+    if (!this.closed) this.held = snapshot;
+    return snapshot;
+  }
+}

@@ -1,0 +1,110 @@
+import { analyze, splitBody } from './analyze.js';
+
+/** The fields a skill is searched by, in the order their term counts are packed (search-index.ts). */
+export const FIELDS = ['name', 'description', 'headings', 'body'] as const;
+export type Field = (typeof FIELDS)[number];
+
+/** How many times each term occurs in each field of one skill. */
+export type FieldTerms = Record<Field, Map<string, number>>;
+
+/** What the index holds of one skill: its name and the counted terms of its fields. */
+export interface SearchDocument {
+  name: string;
+  terms: FieldTerms;
+}
+
+/**
+ * Body words past this many are not indexed: the opening of a body says what the skill is for, and a
+ * bound keeps one huge body from costing the index more than a few skills.
+ */
+export const BODY_TERM_LIMIT = 4000;
+
+/** Distinct body terms kept per skill (the most frequent): bounds the index's memory per skill. */
+export const BODY_DISTINCT_LIMIT = 400;
+
+export interface SearchableSkill {
+  name: string;
+  description: string;
+  body: string;
+}
+
+/** Analyses one skill version for the index (pure; the same text always gives the same document). */
+export function searchDocument(skill: SearchableSkill): SearchDocument {
+  const { headings, text } = splitBody(skill.body);
+  const body = analyze(text);
+  if (body.length > BODY_TERM_LIMIT) body.length = BODY_TERM_LIMIT;
+  return {
+    name: skill.name,
+    terms: {
+      name: counted(analyze(skill.name.replaceAll('-', ' '))),
+      description: counted(analyze(skill.description)),
+      headings: counted(analyze(headings)),
+      body: strongest(counted(body), BODY_DISTINCT_LIMIT),
+    },
+  };
+}
+
+/** The `limit` most frequent terms (the first seen among equals), in order of first occurrence. */
+function strongest(counts: Map<string, number>, limit: number): Map<string, number> {
+  if (counts.size <= limit) return counts;
+  const order = [...counts.keys()];
+  const rank = new Map(order.map((term, at) => [term, at]));
+  const kept = new Set(
+    order.sort((a, b) => counts.get(b)! - counts.get(a)! || rank.get(a)! - rank.get(b)!).slice(0, limit),
+  );
+  return new Map([...counts].filter(([term]) => kept.has(term)));
+}
+
+function counted(terms: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1);
+  return counts;
+}
+
+/**
+ * Bumped whenever analyze() or searchDocument() would give other terms for the same text: stored
+ * terms of another version are analysed again from the version's text when the index reads them.
+ */
+export const ANALYZER_VERSION = 1;
+
+/**
+ * The stored form of a document's term counts: the analyzer version on the first line, then one line
+ * per field of `term:count` pairs separated by spaces (`:1` left out; terms never hold spaces or
+ * colons). Compact to keep, quick to read back at start.
+ */
+export function encodeTerms(terms: FieldTerms): string {
+  return `${ANALYZER_VERSION}\n${encodeFields(terms)}`;
+}
+
+/** The term counts of a stored form, or undefined when another analyzer version made it. */
+export function decodeTerms(encoded: string): FieldTerms | undefined {
+  const newline = encoded.indexOf('\n');
+  if (newline < 0 || encoded.slice(0, newline) !== String(ANALYZER_VERSION)) return undefined;
+  return decodeFields(encoded.slice(newline + 1));
+}
+
+function encodeFields(terms: FieldTerms): string {
+  return FIELDS.map((field) => {
+    const pairs: string[] = [];
+    for (const [term, count] of terms[field]) pairs.push(count === 1 ? term : `${term}:${count}`);
+    return pairs.join(' ');
+  }).join('\n');
+}
+
+function decodeFields(encoded: string): FieldTerms {
+  const lines = encoded.split('\n');
+  const terms = {} as FieldTerms;
+  FIELDS.forEach((field, at) => {
+    const counts = new Map<string, number>();
+    const line = lines[at] ?? '';
+    if (line !== '') {
+      for (const pair of line.split(' ')) {
+        const colon = pair.lastIndexOf(':');
+        if (colon < 0) counts.set(pair, 1);
+        else counts.set(pair.slice(0, colon), Number(pair.slice(colon + 1)) || 1);
+      }
+    }
+    terms[field] = counts;
+  });
+  return terms;
+}

@@ -1,0 +1,350 @@
+import { distance } from 'fastest-levenshtein';
+import { analyzeWords, isCjkTerm } from './analyze.js';
+import { FIELDS, type Field, type SearchDocument } from './document.js';
+
+/**
+ * An in-memory BM25F index over skills: name, description, headings and body, each with its own weight
+ * and length normalisation, summed per term before saturation (Robertson and Zaragoza's BM25F).
+ *
+ * Postings are typed arrays, one per term, of document slots in increasing order with the term's
+ * count in each field packed into 32 bits. Replacing or removing a skill marks its slot dead; dead
+ * slots are skipped and the index is compacted once they are a quarter of all slots.
+ */
+
+export interface FieldWeights {
+  weight: Record<Field, number>;
+  /** Length normalisation per field (0 none, 1 full). */
+  b: Record<Field, number>;
+  /** Term-frequency saturation. */
+  k1: number;
+}
+
+export const DEFAULT_WEIGHTS: FieldWeights = {
+  weight: { name: 3, description: 2, headings: 1, body: 0.5 },
+  b: { name: 0.3, description: 0.5, headings: 0.5, body: 0.75 },
+  k1: 1.2,
+};
+
+/** A word of the request as matched, and where. */
+export interface MatchedTerm {
+  /** The word as the request wrote it (lower-cased). */
+  query: string;
+  /** The index term it matched: its stem, or the closest known spelling's when the word was unknown. */
+  term: string;
+  /** The request's spelling was unknown and read as `term`. */
+  corrected: boolean;
+  fields: Field[];
+}
+
+export interface SearchHit {
+  name: string;
+  score: number;
+  matched: MatchedTerm[];
+}
+
+export interface SearchOptions {
+  limit: number;
+  /** Only these skills may be returned. */
+  accept?: (name: string) => boolean;
+}
+
+/** Packing of per-field counts into one 32-bit posting word: name 4 bits, description 6, headings 6, body 16. */
+const SHIFT = [0, 4, 10, 16] as const;
+const MASK = [0xf, 0x3f, 0x3f, 0xffff] as const;
+
+class Postings {
+  slots = new Int32Array(4);
+  counts = new Uint32Array(4);
+  length = 0;
+
+  /**
+   * Documents holding the term, counting replaced and removed ones until the next compaction (which
+   * runs before they are a quarter of all), so a removal touches no postings.
+   */
+  get df(): number {
+    return this.length;
+  }
+
+  push(slot: number, packed: number): void {
+    if (this.length === this.slots.length) {
+      const size = this.length * 2;
+      const slots = new Int32Array(size);
+      slots.set(this.slots);
+      this.slots = slots;
+      const counts = new Uint32Array(size);
+      counts.set(this.counts);
+      this.counts = counts;
+    }
+    this.slots[this.length] = slot;
+    this.counts[this.length] = packed;
+    this.length += 1;
+  }
+
+  /** The packed counts of `slot`, or 0 when the term is not in it. */
+  find(slot: number): number {
+    let low = 0;
+    let high = this.length - 1;
+    while (low <= high) {
+      const middle = (low + high) >>> 1;
+      const at = this.slots[middle]!;
+      if (at === slot) return this.counts[middle]!;
+      if (at < slot) low = middle + 1;
+      else high = middle - 1;
+    }
+    return 0;
+  }
+}
+
+/** Query terms past this many (the rarest are kept) add time and little else. */
+const MAX_QUERY_TERMS = 48;
+
+export class SearchIndex {
+  private readonly dictionary = new Map<string, Postings>();
+  /** By slot: the skill's name, or undefined once replaced or removed. */
+  private names: (string | undefined)[] = [];
+  /** By slot: field lengths in terms, FIELDS.length per slot. */
+  private lengths = new Float32Array(64);
+  private readonly slotOf = new Map<string, number>();
+  private readonly totals = new Float64Array(FIELDS.length);
+  private dead = 0;
+  private scores = new Float64Array(0);
+  private matches = new Float64Array(0);
+  /** Terms by length, for typo tolerance; rebuilt lazily after new terms arrive. */
+  private byLength: string[][] | undefined;
+
+  constructor(private readonly weights: FieldWeights = DEFAULT_WEIGHTS) {}
+
+  get size(): number {
+    return this.slotOf.size;
+  }
+
+  /** Terms and postings held, for sizing. */
+  stats(): { terms: number; postings: number; slots: number } {
+    let postings = 0;
+    for (const list of this.dictionary.values()) postings += list.length;
+    return { terms: this.dictionary.size, postings, slots: this.names.length };
+  }
+
+  has(name: string): boolean {
+    return this.slotOf.has(name);
+  }
+
+  /** Adds a skill, replacing what the index held under its name. */
+  put(document: SearchDocument): void {
+    this.remove(document.name);
+    const slot = this.names.length;
+    this.names.push(document.name);
+    this.slotOf.set(document.name, slot);
+    if (this.lengths.length < (slot + 1) * FIELDS.length) {
+      const lengths = new Float32Array(this.lengths.length * 2);
+      lengths.set(this.lengths);
+      this.lengths = lengths;
+    }
+    const packed = new Map<string, number>();
+    FIELDS.forEach((field, f) => {
+      let length = 0;
+      for (const [term, count] of document.terms[field]) {
+        length += count;
+        const bits = Math.min(count, MASK[f]!) << SHIFT[f]!;
+        packed.set(term, ((packed.get(term) ?? 0) | bits) >>> 0);
+      }
+      this.lengths[slot * FIELDS.length + f] = length;
+      this.totals[f]! += length;
+    });
+    for (const [term, bits] of packed) {
+      let postings = this.dictionary.get(term);
+      if (!postings) {
+        postings = new Postings();
+        this.dictionary.set(term, postings);
+        this.byLength = undefined;
+      }
+      postings.push(slot, bits);
+    }
+  }
+
+  remove(name: string): void {
+    const slot = this.slotOf.get(name);
+    if (slot === undefined) return;
+    this.slotOf.delete(name);
+    this.names[slot] = undefined;
+    this.dead += 1;
+    FIELDS.forEach((_, f) => {
+      this.totals[f]! -= this.lengths[slot * FIELDS.length + f]!;
+    });
+    if (this.dead > 64 && this.dead * 4 > this.names.length) this.compact();
+  }
+
+  search(query: string, options: SearchOptions): SearchHit[] {
+    const size = this.slotOf.size;
+    if (size === 0 || options.limit <= 0) return [];
+    const terms = this.queryTerms(query);
+    if (terms.length === 0) return [];
+    if (this.scores.length < this.names.length) this.scores = new Float64Array(this.names.length);
+    const scores = this.scores;
+    if (this.matches.length < this.names.length) this.matches = new Float64Array(this.names.length);
+    const matches = this.matches;
+    // Document frequencies count replaced slots until compaction (Postings.df): so does N.
+    const slots = this.names.length;
+    const idfs = terms.map(
+      ({ postings, boost }) => Math.log(1 + (slots - postings.df + 0.5) / (postings.df + 0.5)) * boost,
+    );
+    const totalIdf = idfs.reduce((sum, idf) => sum + idf, 0);
+    const touched: number[] = [];
+    const { weight, b, k1 } = this.weights;
+    const average = FIELDS.map((_, f) => Math.max(this.totals[f]! / size, 1));
+    const fieldWeight = FIELDS.map((field) => weight[field]);
+    const fieldB = FIELDS.map((field) => b[field]);
+    for (let t = 0; t < terms.length; t++) {
+      const { postings } = terms[t]!;
+      const idf = idfs[t]!;
+      for (let at = 0; at < postings.length; at++) {
+        const slot = postings.slots[at]!;
+        if (this.names[slot] === undefined) continue;
+        const packed = postings.counts[at]!;
+        let tf = 0;
+        for (let f = 0; f < FIELDS.length; f++) {
+          const count = (packed >>> SHIFT[f]!) & MASK[f]!;
+          if (count === 0) continue;
+          const norm = 1 - fieldB[f]! + (fieldB[f]! * this.lengths[slot * FIELDS.length + f]!) / average[f]!;
+          tf += (fieldWeight[f]! * count) / norm;
+        }
+        if (scores[slot] === 0) touched.push(slot);
+        scores[slot]! += (idf * tf * (k1 + 1)) / (tf + k1);
+        matches[slot]! += idf;
+      }
+    }
+    // Skills that match more of the request's weight rank higher than ones that match one word often.
+    for (const slot of touched) scores[slot]! *= Math.sqrt(matches[slot]! / totalIdf);
+    const ranked = touched
+      .filter((slot) => options.accept?.(this.names[slot]!) ?? true)
+      .sort((x, y) => scores[y]! - scores[x]! || compareNames(this.names[x]!, this.names[y]!))
+      .slice(0, options.limit);
+    const hits = ranked.map((slot) => ({
+      name: this.names[slot]!,
+      score: scores[slot]!,
+      matched: this.explain(slot, terms),
+    }));
+    for (const slot of touched) {
+      scores[slot] = 0;
+      matches[slot] = 0;
+    }
+    return hits;
+  }
+
+  /** Which query terms a document matched, and in which fields. */
+  private explain(slot: number, terms: readonly QueryTerm[]): MatchedTerm[] {
+    const matched: MatchedTerm[] = [];
+    for (const { query, term, postings, corrected } of terms) {
+      const packed = postings.find(slot);
+      if (packed === 0) continue;
+      const fields = FIELDS.filter((_, f) => ((packed >>> SHIFT[f]!) & MASK[f]!) !== 0);
+      matched.push({ query, term, corrected, fields });
+    }
+    return matched;
+  }
+
+  private queryTerms(query: string): QueryTerm[] {
+    const seen = new Set<string>();
+    const found: QueryTerm[] = [];
+    for (const { term, word } of analyzeWords(query)) {
+      if (seen.has(term)) continue;
+      seen.add(term);
+      const postings = this.dictionary.get(term);
+      if (postings && postings.df > 0) {
+        found.push({ query: word, term, postings, boost: 1, corrected: false });
+        continue;
+      }
+      const near = this.closestSpelling(term);
+      if (near)
+        found.push({
+          query: word,
+          term: near,
+          postings: this.dictionary.get(near)!,
+          boost: 0.8,
+          corrected: true,
+        });
+    }
+    const chosen =
+      found.length <= MAX_QUERY_TERMS
+        ? found
+        : found.sort((x, y) => x.postings.df - y.postings.df).slice(0, MAX_QUERY_TERMS);
+    return chosen;
+  }
+
+  /** The most common index term within one edit (two for long words) of an unknown word. */
+  private closestSpelling(term: string): string | undefined {
+    if (term.length < 4 || isCjkTerm(term) || /\d/.test(term)) return undefined;
+    const allowed = term.length >= 8 ? 2 : 1;
+    const byLength = this.termsByLength();
+    let best: string | undefined;
+    let bestDistance = allowed + 1;
+    let bestDf = 0;
+    for (let length = term.length - allowed; length <= term.length + allowed; length++) {
+      for (const candidate of byLength[length] ?? []) {
+        const postings = this.dictionary.get(candidate)!;
+        if (postings.df === 0) continue;
+        const d = distance(term, candidate);
+        if (d > allowed) continue;
+        if (d < bestDistance || (d === bestDistance && postings.df > bestDf)) {
+          best = candidate;
+          bestDistance = d;
+          bestDf = postings.df;
+        }
+      }
+    }
+    return best;
+  }
+
+  private termsByLength(): string[][] {
+    if (this.byLength) return this.byLength;
+    const byLength: string[][] = [];
+    for (const term of this.dictionary.keys()) {
+      if (isCjkTerm(term)) continue;
+      const sameLength = byLength[term.length];
+      if (sameLength) sameLength.push(term);
+      else byLength[term.length] = [term];
+    }
+    this.byLength = byLength;
+    return byLength;
+  }
+
+  /** Rebuilds postings without dead slots. */
+  private compact(): void {
+    const renumber = new Int32Array(this.names.length).fill(-1);
+    const names: string[] = [];
+    const lengths = new Float32Array(Math.max(64, this.slotOf.size * FIELDS.length * 2));
+    this.names.forEach((name, slot) => {
+      if (name === undefined) return;
+      renumber[slot] = names.length;
+      for (let f = 0; f < FIELDS.length; f++)
+        lengths[names.length * FIELDS.length + f] = this.lengths[slot * FIELDS.length + f]!;
+      this.slotOf.set(name, names.length);
+      names.push(name);
+    });
+    for (const [term, postings] of this.dictionary) {
+      const kept = new Postings();
+      for (let at = 0; at < postings.length; at++) {
+        const slot = renumber[postings.slots[at]!]!;
+        if (slot >= 0) kept.push(slot, postings.counts[at]!);
+      }
+      if (kept.length === 0) this.dictionary.delete(term);
+      else this.dictionary.set(term, kept);
+    }
+    this.names = names;
+    this.lengths = lengths;
+    this.dead = 0;
+    this.byLength = undefined;
+  }
+}
+
+interface QueryTerm {
+  query: string;
+  term: string;
+  postings: Postings;
+  boost: number;
+  corrected: boolean;
+}
+
+function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,134 @@
+import { sql } from 'drizzle-orm';
+import type { Db } from '../db/client.js';
+import { distTags, registryState, skills, skillVersions } from '../db/schema.js';
+import { releaseRows } from './records.js';
+
+/** One tagged version as the search index reads it. */
+export interface SearchRow {
+  versionId: string;
+  name: string;
+  version: string;
+  /** The stored counted terms (src/search/document.ts); null for versions stored before they existed. */
+  searchTerms: string | null;
+  /** Read only when searchTerms is null or stale: the text to analyse again. */
+  description: string | null;
+  body: string | null;
+  /** The frontmatter's `disable-model-invocation` as text; null when absent. */
+  disableModelInvocation: string | null;
+}
+
+export interface SearchRowsPage {
+  /** The catalogue revision when the page was read (every write up to it is in the page or before). */
+  revision: number;
+  rows: SearchRow[];
+}
+
+export interface SearchRowsDelta {
+  revision: number;
+  rows: SearchRow[];
+  /** Skills the tag no longer points at a version of. */
+  removed: string[];
+}
+
+interface RawSearchRow {
+  state_revision: string;
+  version_id: string | null;
+  name: string | null;
+  version: string | null;
+  search_terms: string | null;
+  description: string | null;
+  body: string | null;
+  flag: string | null;
+}
+
+/** Reads for the in-memory search index (src/cache/search-mirror.ts): pages, catch-ups, stored terms. */
+export class SearchRepository {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * The versions `tag` points at, `limit` skills by name after `after`. Texts are read only for rows
+   * whose stored terms are missing or were made by another analyzer version.
+   */
+  async page(
+    tag: string,
+    after: string | undefined,
+    limit: number,
+    analyzer: number,
+  ): Promise<SearchRowsPage> {
+    const rows = await this.read(
+      tag,
+      analyzer,
+      sql`inner`,
+      after === undefined ? sql`true` : sql`${skills.name} > ${after}`,
+      sql`order by ${skills.name} limit ${limit}`,
+    );
+    return { revision: Number(rows[0]?.state_revision ?? 0), rows: searchRowsOf(rows) };
+  }
+
+  /** Every skill written since `revision`: its current version under `tag`, or removed. */
+  async since(tag: string, revision: number, analyzer: number): Promise<SearchRowsDelta> {
+    const raw = await this.read(
+      tag,
+      analyzer,
+      sql`left`,
+      sql`${skills.changedRevision} > ${revision}`,
+      sql``,
+    );
+    const removed = raw.filter((row) => row.name !== null && row.version === null).map((row) => row.name!);
+    return { revision: Number(raw[0]?.state_revision ?? revision), rows: searchRowsOf(raw), removed };
+  }
+
+  /** Stores counted terms made for versions that had none (or stale ones). */
+  async storeTerms(terms: readonly { versionId: string; searchTerms: string }[]): Promise<void> {
+    if (terms.length === 0) return;
+    const values = terms.map((row) => sql`(${row.versionId}::uuid, ${row.searchTerms})`);
+    await this.db.execute(sql`
+      update ${skillVersions} set search_terms = made.terms
+      from (values ${sql.join(values, sql`, `)}) as made(id, terms)
+      where ${skillVersions.id} = made.id`);
+  }
+
+  private async read(
+    tag: string,
+    analyzer: number,
+    join: ReturnType<typeof sql>,
+    where: ReturnType<typeof sql>,
+    tail: ReturnType<typeof sql>,
+  ): Promise<RawSearchRow[]> {
+    const stale = sql`(${skillVersions.searchTerms} is null or ${skillVersions.searchTerms} not like ${`${analyzer}\n%`})`;
+    const result = await this.db.execute(sql`
+      with state as (select ${registryState.revision} as revision from ${registryState} where ${registryState.id} = 1)
+      select state.revision::text as state_revision, e.*
+      from state left join lateral (
+        select ${skillVersions.id} as version_id, ${skills.name} as name, ${skillVersions.version} as version,
+          ${skillVersions.searchTerms} as search_terms,
+          case when ${stale} then ${skillVersions.description} end as description,
+          case when ${stale} then ${skillVersions.body} end as body,
+          ${skillVersions.frontmatter} ->> 'disable-model-invocation' as flag
+        from ${skills}
+        ${join} join ${distTags} on ${distTags.skillId} = ${skills.id} and ${distTags.tag} = ${tag}
+        left join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId}
+        where ${where}
+        ${tail}
+      ) e on true`);
+    return (result as unknown as { rows: RawSearchRow[] }).rows;
+  }
+}
+
+function searchRowsOf(raw: RawSearchRow[]): SearchRow[] {
+  const rows: SearchRow[] = [];
+  for (const row of raw) {
+    if (row.name === null || row.version === null || row.version_id === null) continue;
+    rows.push({
+      versionId: row.version_id,
+      name: row.name,
+      version: row.version,
+      searchTerms: row.search_terms,
+      description: row.description,
+      body: row.body,
+      disableModelInvocation: row.flag,
+    });
+  }
+  releaseRows(raw);
+  return rows;
+}
