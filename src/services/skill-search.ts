@@ -39,6 +39,19 @@ export interface SearchHit {
   match: SearchMatch;
 }
 
+/** One result of search_skills. */
+export interface ModelSearchResult {
+  name: string;
+  description: string;
+  version: string;
+  why: string;
+  score: number;
+}
+
+/** Results search_skills answers when the model names no limit, and the most it may ask for. */
+export const DEFAULT_TOOL_LIMIT = 10;
+export const MAX_TOOL_LIMIT = 50;
+
 export interface SearchRequest {
   query: string;
   limit: number;
@@ -93,6 +106,27 @@ export class SkillSearchService {
       match: describeMatch(hit.score, hit.matched),
     }));
     return { hits, more: found.length > offset + request.limit };
+  }
+
+  /**
+   * What the search_skills tool answers a model (GET /tools and MCP alike): the best matches a model
+   * may load, each with its description and why it matched. Every name is one load_skill accepts.
+   */
+  async searchSkills(request: { query: string; limit?: number; tag?: string }): Promise<ModelSearchResult[]> {
+    const limit = Math.min(Math.max(request.limit ?? DEFAULT_TOOL_LIMIT, 1), MAX_TOOL_LIMIT);
+    const tag = request.tag ?? LATEST;
+    const { hits } = await this.search({ query: request.query, limit, tag, forModel: true });
+    const items = await this.catalogue.itemsOf(
+      tag,
+      hits.map((hit) => hit.name),
+    );
+    const descriptions = new Map(items.map((item) => [item.name, item.description]));
+    return hits.flatMap((hit) => {
+      const description = descriptions.get(hit.name);
+      return description === undefined
+        ? []
+        : [{ name: hit.name, description, version: hit.version, why: hit.match.why, score: hit.match.score }];
+    });
   }
 
   /**
