@@ -5,6 +5,8 @@
  */
 
 export const LOAD_SKILL_TOOL = 'load_skill';
+/** Finds skills by describing the task (src/services/skill-search.ts), for catalogues no prompt lists whole. */
+export const SEARCH_SKILLS_TOOL = 'search_skills';
 export const READ_SKILL_FILE_TOOL = 'read_skill_file';
 
 export const LOAD_SKILL_DESCRIPTION =
