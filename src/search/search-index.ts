@@ -109,8 +109,8 @@ export class SearchIndex {
   private dead = 0;
   private scores = new Float64Array(0);
   private matches = new Float64Array(0);
-  /** Terms by length, for typo tolerance; rebuilt lazily after new terms arrive. */
-  private byLength: string[][] | undefined;
+  /** See spellingBuckets(). */
+  private buckets: Map<string, string[]> | undefined;
 
   constructor(private readonly weights: FieldWeights = DEFAULT_WEIGHTS) {}
 
@@ -156,7 +156,7 @@ export class SearchIndex {
       if (!postings) {
         postings = new Postings();
         this.dictionary.set(term, postings);
-        this.byLength = undefined;
+        this.buckets = undefined;
       }
       postings.push(slot, bits);
     }
@@ -271,18 +271,20 @@ export class SearchIndex {
     return chosen;
   }
 
-  /** The most common index term within one edit (two for long words) of an unknown word. */
+  /**
+   * The most common index term within one edit (two for long words) of an unknown word, among terms
+   * that share its first letter (typos rarely change it, and the scan stays small).
+   */
   private closestSpelling(term: string): string | undefined {
     if (term.length < 4 || isCjkTerm(term) || /\d/.test(term)) return undefined;
     const allowed = term.length >= 8 ? 2 : 1;
-    const byLength = this.termsByLength();
+    const buckets = this.spellingBuckets();
     let best: string | undefined;
     let bestDistance = allowed + 1;
     let bestDf = 0;
     for (let length = term.length - allowed; length <= term.length + allowed; length++) {
-      for (const candidate of byLength[length] ?? []) {
+      for (const candidate of buckets.get(bucketOf(term[0]!, length)) ?? []) {
         const postings = this.dictionary.get(candidate)!;
-        if (postings.df === 0) continue;
         const d = distance(term, candidate);
         if (d > allowed) continue;
         if (d < bestDistance || (d === bestDistance && postings.df > bestDf)) {
@@ -295,17 +297,19 @@ export class SearchIndex {
     return best;
   }
 
-  private termsByLength(): string[][] {
-    if (this.byLength) return this.byLength;
-    const byLength: string[][] = [];
+  /** Index terms by first letter and length, for typo tolerance; rebuilt after new terms arrive. */
+  private spellingBuckets(): Map<string, string[]> {
+    if (this.buckets) return this.buckets;
+    const buckets = new Map<string, string[]>();
     for (const term of this.dictionary.keys()) {
       if (isCjkTerm(term)) continue;
-      const sameLength = byLength[term.length];
-      if (sameLength) sameLength.push(term);
-      else byLength[term.length] = [term];
+      const key = bucketOf(term[0]!, term.length);
+      const bucket = buckets.get(key);
+      if (bucket) bucket.push(term);
+      else buckets.set(key, [term]);
     }
-    this.byLength = byLength;
-    return byLength;
+    this.buckets = buckets;
+    return buckets;
   }
 
   /** Rebuilds postings without dead slots. */
@@ -333,7 +337,7 @@ export class SearchIndex {
     this.names = names;
     this.lengths = lengths;
     this.dead = 0;
-    this.byLength = undefined;
+    this.buckets = undefined;
   }
 }
 
@@ -343,6 +347,10 @@ interface QueryTerm {
   postings: Postings;
   boost: number;
   corrected: boolean;
+}
+
+function bucketOf(first: string, length: number): string {
+  return `${first}${length}`;
 }
 
 function compareNames(a: string, b: string): number {

@@ -30,6 +30,19 @@ export interface AgentCatalogueQuery {
   descriptions?: boolean;
 }
 
+/** A row of itemsOf's statement, as the driver returns it. */
+interface RawItemRow {
+  name: string;
+  description: string;
+  version: string;
+  digest: string;
+  updated_at: Date | string;
+  tokens_description: number | string;
+  tokens_body: number | string;
+  frontmatter: Record<string, unknown>;
+  tags: string[];
+}
+
 /** A row of agentCatalogue's statement, as the driver returns it. */
 interface AgentCatalogueRow {
   name: string;
@@ -96,13 +109,37 @@ export class CatalogueRepository {
   /** The catalogue items of the named skills under a tag, in no particular order (absent ones left out). */
   async itemsOf(tag: string, names: readonly string[]): Promise<CatalogueItem[]> {
     if (names.length === 0) return [];
-    const rows = await this.db
-      .select(catalogueColumns(tagsOfVersion()))
-      .from(distTags)
-      .innerJoin(skills, eq(skills.id, distTags.skillId))
-      .innerJoin(skillVersions, eq(skillVersions.id, distTags.versionId))
-      .where(and(eq(distTags.tag, tag), inArray(skills.name, [...names])));
-    return rows.map(catalogueItemOf);
+    // Driven from the few names (unique index, then the dist-tag's primary key), whatever the planner
+    // knows of the tables' sizes: a search asks for ten rows of a catalogue of any size.
+    const result = await this.db.execute(sql`
+      select ${skills.name} as name, ${skillVersions.description} as description,
+        ${skillVersions.version} as version, ${skillVersions.digest} as digest,
+        ${distTags.updatedAt} as updated_at, ${skillVersions.tokensDescription} as tokens_description,
+        ${skillVersions.tokensBody} as tokens_body, ${skillVersions.frontmatter} as frontmatter,
+        ${tagsOfVersion()} as tags
+      from unnest(${sql.raw('ARRAY[')}${sql.join(
+        names.map((name) => sql`${name}`),
+        sql`, `,
+      )}${sql.raw(']::text[]')}) as wanted(name)
+      inner join ${skills} on ${skills.name} = wanted.name
+      inner join ${distTags} on ${distTags.skillId} = ${skills.id} and ${distTags.tag} = ${tag}
+      inner join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId}`);
+    const rows = (result as unknown as { rows: RawItemRow[] }).rows;
+    const items = rows.map((row) =>
+      catalogueItemOf({
+        name: row.name,
+        description: row.description,
+        version: row.version,
+        digest: row.digest,
+        updatedAt: row.updated_at,
+        tokensDescription: Number(row.tokens_description),
+        tokensBody: Number(row.tokens_body),
+        frontmatter: row.frontmatter,
+        tags: row.tags,
+      }),
+    );
+    releaseRows(rows);
+    return items;
   }
 
   /**

@@ -1,0 +1,160 @@
+/**
+ * Ranking behaviour of the search index on small fixed catalogues: each case would fail if the
+ * feature it names (stemming, typos, CJK, long requests, field weights, replacement) broke.
+ */
+import { describe, expect, it } from 'vitest';
+import { analyze, splitBody } from '../../src/search/analyze.js';
+import { decodeTerms, encodeTerms, type SearchableSkill, searchDocument } from '../../src/search/document.js';
+import { SearchIndex } from '../../src/search/search-index.js';
+
+function indexOf(skills: SearchableSkill[]): SearchIndex {
+  const index = new SearchIndex();
+  for (const skill of skills) index.put(searchDocument(skill));
+  return index;
+}
+
+function ranked(index: SearchIndex, query: string, limit = 10): string[] {
+  return index.search(query, { limit }).map((hit) => hit.name);
+}
+
+const CATALOGUE: SearchableSkill[] = [
+  {
+    name: 'gh-fix-ci',
+    description: 'Debug and fix failing GitHub Actions checks on a pull request.',
+    body: '# Fixing CI\n\nRead the failing job logs with `gh run view`, find the first error, fix it.',
+  },
+  {
+    name: 'resume-tailor',
+    description: 'Rewrite a resume or CV so it fits a specific job posting.',
+    body: '## Steps\n\nRead the job description, match the candidate experience to it.',
+  },
+  {
+    name: 'slide-builder',
+    description: 'Turn spreadsheets and CSV files into a presentation deck.',
+    body: '## Charts\n\nOne chart per slide; summarise each table.',
+  },
+  {
+    name: 'single-cell-analysis',
+    description: 'Cluster single-cell RNA-seq data and find marker genes.',
+    body: '## Workflow\n\nNormalise counts, reduce dimensions, cluster with Leiden.',
+  },
+  {
+    name: 'batch-rename',
+    description: '在数百个文件中统一重命名接口，并拆分为可并行的小任务。',
+    body: '## 步骤\n\n先列出所有调用点，然后分组并行修改。',
+  },
+];
+
+describe('analysis', () => {
+  it('stems English words so that forms of one word meet, and drops stop words', () => {
+    expect(analyze('Testing the tests')).toEqual(analyze('tested test'));
+    expect(analyze('why is my run red')).toEqual(['run', 'red']);
+  });
+
+  it('cuts Chinese runs into overlapping character pairs', () => {
+    expect(analyze('单细胞数据')).toEqual(['单细', '细胞', '胞数', '数据']);
+    expect(analyze('重命名 API')).toEqual(['重命', '命名', 'api']);
+  });
+
+  it('separates headings from the rest of the body, ignoring # inside fenced code', () => {
+    const { headings, text } = splitBody('# Title\ntext\n```sh\n# a shell comment\n```\n## Next');
+    expect(headings).toBe('Title\nNext');
+    expect(text).toContain('# a shell comment');
+  });
+
+  it('stores and reads back the same term counts, and refuses those of another analyzer version', () => {
+    const document = searchDocument(CATALOGUE[0]!);
+    const stored = encodeTerms(document.terms);
+    expect(decodeTerms(stored)).toEqual(document.terms);
+    expect(decodeTerms(`0${stored.slice(stored.indexOf('\n'))}`)).toBeUndefined();
+  });
+});
+
+describe('ranking', () => {
+  const index = indexOf(CATALOGUE);
+
+  it('finds a skill from a task described in other words', () => {
+    expect(ranked(index, 'why is my github actions run red')[0]).toBe('gh-fix-ci');
+    expect(ranked(index, 'turn these CSVs into a slide deck')[0]).toBe('slide-builder');
+    expect(ranked(index, 'rewrite my CV to fit this job posting')[0]).toBe('resume-tailor');
+  });
+
+  it('reads a whole paragraph of context, well past 200 characters', () => {
+    const paragraph =
+      'I have been asked by my manager to prepare for an interview next week. The company posted a job ' +
+      'for a data engineer and my current resume is written for analyst roles, so I need to rewrite it so ' +
+      'that it fits this particular job posting without inventing anything I have not done.';
+    expect(paragraph.length).toBeGreaterThan(200);
+    expect(ranked(index, paragraph)[0]).toBe('resume-tailor');
+  });
+
+  it('tolerates typos by reading unknown words as the closest known spelling', () => {
+    const [first] = index.search('clustr my singel-cell data', { limit: 3 });
+    expect(first?.name).toBe('single-cell-analysis');
+    expect(first?.matched.filter((term) => term.corrected).map((term) => term.query)).toEqual(
+      expect.arrayContaining(['clustr']),
+    );
+  });
+
+  it('matches Chinese requests against Chinese skills without spaces', () => {
+    expect(ranked(index, '把这个接口在三百个文件里统一改名，拆成小块并行做')[0]).toBe('batch-rename');
+  });
+
+  it('weights the name and description above the body', () => {
+    const fields = indexOf([
+      { name: 'log-reader', description: 'Read server logs.', body: 'Mentions kubernetes once.' },
+      { name: 'kubernetes-deploy', description: 'Deploy services to Kubernetes.', body: 'Steps.' },
+    ]);
+    expect(ranked(fields, 'kubernetes')).toEqual(['kubernetes-deploy', 'log-reader']);
+  });
+
+  it('ranks a skill matching more of the request above one repeating a single word', () => {
+    const coverage = indexOf([
+      { name: 'pdf-a', description: 'PDF PDF PDF tools for PDF files.', body: 'pdf pdf pdf pdf' },
+      { name: 'pdf-forms', description: 'Fill PDF forms and extract form fields.', body: '' },
+    ]);
+    expect(ranked(coverage, 'fill the form fields of a pdf')[0]).toBe('pdf-forms');
+  });
+
+  it('says which words matched in which field', () => {
+    const [hit] = index.search('fix failing github checks', { limit: 1 });
+    const byWord = Object.fromEntries(hit!.matched.map((term) => [term.query, term.fields]));
+    expect(byWord.github).toEqual(expect.arrayContaining(['description']));
+    expect(byWord.failing).toEqual(expect.arrayContaining(['description', 'body']));
+  });
+
+  it('answers nothing for words no skill holds, and for stop words alone', () => {
+    expect(ranked(index, 'xyzzy plugh')).toEqual([]);
+    expect(ranked(index, 'the and of')).toEqual([]);
+  });
+
+  it('honours accept() and the limit', () => {
+    expect(ranked(index, 'data files', 1)).toHaveLength(1);
+    const hits = index.search('data files', { limit: 10, accept: (name) => name !== 'slide-builder' });
+    expect(hits.map((hit) => hit.name)).not.toContain('slide-builder');
+  });
+});
+
+describe('updates', () => {
+  it('replaces a skill under its name and forgets a removed one', () => {
+    const index = indexOf(CATALOGUE);
+    index.put(searchDocument({ name: 'gh-fix-ci', description: 'Bake sourdough bread.', body: '' }));
+    expect(ranked(index, 'github actions')).not.toContain('gh-fix-ci');
+    expect(ranked(index, 'sourdough')).toEqual(['gh-fix-ci']);
+    index.remove('resume-tailor');
+    expect(ranked(index, 'resume job posting')).not.toContain('resume-tailor');
+    expect(index.size).toBe(CATALOGUE.length - 1);
+  });
+
+  it('keeps answering the same after many replacements compact the index', () => {
+    const index = indexOf(CATALOGUE);
+    const before = ranked(index, 'cluster marker genes');
+    for (let round = 0; round < 200; round++) {
+      index.put(searchDocument({ name: `churn-${round % 7}`, description: `Churn ${round}.`, body: '' }));
+    }
+    expect(ranked(index, 'cluster marker genes')).toEqual(before);
+    expect(index.stats().slots).toBeLessThan(200);
+    const scores = index.search('cluster marker genes', { limit: 1 }).map((hit) => hit.score);
+    expect(scores[0]).toBeGreaterThan(0);
+  });
+});
