@@ -425,6 +425,20 @@ function searchTerm(): string {
   return Math.random() < 0.5 ? topic : `${topic} ${['pipelines', 'reports', 'dashboards'][randomInt(3)]}`;
 }
 
+/**
+ * Requests written the way people ask an agent (../shared/search-eval/queries.json when present:
+ * short ones, paragraphs, Chinese, typos), else task sentences built from the seed's vocabulary.
+ */
+const TASK_REQUESTS: string[] = (() => {
+  const file = fileURLToPath(new URL('../../shared/search-eval/queries.json', import.meta.url));
+  if (existsSync(file)) return (JSON.parse(readFileSync(file, 'utf8')) as { q: string }[]).map((query) => query.q);
+  return TOPICS.map((topic) => `help me set up ${topic} reports for my team and fix what is failing`);
+})();
+
+function taskRequest(): string {
+  return TASK_REQUESTS[randomInt(TASK_REQUESTS.length)]!;
+}
+
 async function publishOne(base: string, bytes: Buffer): Promise<number> {
   const res = await fetch(`${base}/skills`, {
     method: 'POST',
@@ -630,9 +644,9 @@ async function main(): Promise<void> {
             : undefined,
       },
       {
-        scenario: 'full-text search (q, limit=100)',
-        path: '/skills?q=kafka&limit=100',
-        next: cache === 'off' ? () => `/skills?limit=100&q=${encodeURIComponent(searchTerm())}` : undefined,
+        scenario: 'search, a task-style request (q, limit=10)',
+        path: `/skills?limit=10&q=${encodeURIComponent(TASK_REQUESTS[0]!)}`,
+        next: cache === 'off' ? () => `/skills?limit=10&q=${encodeURIComponent(taskRequest())}` : undefined,
       },
       {
         scenario: '/prompt?budget=4000',

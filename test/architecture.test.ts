@@ -54,6 +54,16 @@ describe('source layout', () => {
     expect(offending).toEqual([]);
   });
 
+  it('keeps ranking pure: src/search imports nothing but itself (no database, cache or HTTP)', () => {
+    const offending = under('search').flatMap((file) =>
+      importsOf(file)
+        .filter(({ target }) => !target.startsWith('search/'))
+        .map(({ target }) => `${path.relative(SRC, file)} -> ${target}`),
+    );
+    expect(under('search').length).toBeGreaterThan(0);
+    expect(offending).toEqual([]);
+  });
+
   it('keeps MCP off the HTTP layer: src/mcp imports nothing from src/http', () => {
     const offending = under('mcp').flatMap((file) =>
       importsOf(file)
