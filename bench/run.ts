@@ -431,7 +431,8 @@ function searchTerm(): string {
  */
 const TASK_REQUESTS: string[] = (() => {
   const file = fileURLToPath(new URL('../../shared/search-eval/queries.json', import.meta.url));
-  if (existsSync(file)) return (JSON.parse(readFileSync(file, 'utf8')) as { q: string }[]).map((query) => query.q);
+  if (existsSync(file))
+    return (JSON.parse(readFileSync(file, 'utf8')) as { q: string }[]).map((query) => query.q);
   return TOPICS.map((topic) => `help me set up ${topic} reports for my team and fix what is failing`);
 })();
 

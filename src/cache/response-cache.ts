@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { clientKey } from '../client-key.js';
 import { requestIdFrom } from '../request-id.js';
 import type { CatalogueState } from './catalogue-state.js';
 import { ifNoneMatchMatches } from './etags.js';
@@ -41,7 +42,7 @@ export type ResponseValidity =
 export interface ResponseCacheSpec {
   validity: ResponseValidity;
   /** Runs each time the cache sends the body again (not for a 304), e.g. to count a load. */
-  onServe?: () => void;
+  onServe?: (client: string) => void;
 }
 
 interface Entry {
@@ -53,7 +54,7 @@ interface Entry {
   /** Undefined when the route answered 304: only a matching If-None-Match is answered from the entry. */
   body: Buffer | undefined;
   validity: ResponseValidity;
-  onServe?: () => void;
+  onServe?: (client: string) => void;
 }
 
 /** Headers that belong to one exchange, never to the representation. */
@@ -186,7 +187,8 @@ export class ResponseCache {
       if (method === 'HEAD') res.end();
       else {
         res.end(body);
-        entry.onServe?.();
+        // Requests with credentials never reach this cache: the client is its address alone.
+        entry.onServe?.(clientKey(req.socket.remoteAddress, undefined));
       }
       this.counters.hits++;
     }

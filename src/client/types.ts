@@ -32,6 +32,7 @@ export interface SearchMatch {
   why: string;
   fields: { name?: string[]; description?: string[]; headings?: string[]; body?: string[] };
   corrected: { word: string; as: string }[];
+  learned: string[];
 }
 
 export interface CataloguePage {

@@ -205,3 +205,21 @@ export const registryState = pgTable('registry_state', {
   loadsRevision: bigint('loads_revision', { mode: 'number' }).notNull().default(0),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
 });
+
+/**
+ * What searches taught: how many times agents loaded `skill` after a search holding `term` listed it
+ * (src/services/search-feedback.ts). Ranking adds a boost for these pairs; rows are few per term.
+ */
+export const searchFeedback = pgTable(
+  'search_feedback',
+  {
+    term: text('term').notNull(),
+    skill: text('skill').notNull(),
+    loads: integer('loads').notNull().default(0),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.term, table.skill] }),
+    index('search_feedback_updated_at_idx').on(table.updatedAt),
+  ],
+);

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ifNoneMatchMatches } from '../cache/etags.js';
+import { clientKey } from '../client-key.js';
 import type { Answer } from '../services/answers.js';
 import { IMMUTABLE, REVALIDATE } from './caching.js';
 import { keepResponse } from './plugins/response-cache.js';
@@ -29,7 +30,7 @@ export async function sendAnswer(
       answer.onBody ? { validity: answer.validity, onServe: answer.onBody } : { validity: answer.validity },
     );
   }
-  answer.onBody?.();
+  answer.onBody?.(clientKey(request.ip, request.headers.authorization));
   return reply.type(answer.contentType).send(payload);
 }
 

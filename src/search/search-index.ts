@@ -1,5 +1,5 @@
 import { distance } from 'fastest-levenshtein';
-import { analyzeWords, isCjkTerm } from './analyze.js';
+import { type AnalyzedWord, analyzeWords, isCjkTerm } from './analyze.js';
 import { FIELDS, type Field, type SearchDocument } from './document.js';
 
 /**
@@ -40,12 +40,16 @@ export interface SearchHit {
   name: string;
   score: number;
   matched: MatchedTerm[];
+  /** Words of the request after which agents loaded this skill before. */
+  learned: string[];
 }
 
 export interface SearchOptions {
   limit: number;
   /** Only these skills may be returned. */
   accept?: (name: string) => boolean;
+  /** Skills agents loaded after searching with a term, and how many times (search-feedback.ts). */
+  learned?: (term: string) => ReadonlyMap<string, number> | undefined;
 }
 
 /** Packing of per-field counts into one 32-bit posting word: name 4 bits, description 6, headings 6, body 16. */
@@ -97,6 +101,9 @@ class Postings {
 
 /** Query terms past this many (the rarest are kept) add time and little else. */
 const MAX_QUERY_TERMS = 48;
+
+/** How much one word's learned loads count, against the word's weight in a field match (about 1-2). */
+const LEARNED_WEIGHT = 0.25;
 
 export class SearchIndex {
   private readonly dictionary = new Map<string, Postings>();
@@ -177,8 +184,10 @@ export class SearchIndex {
   search(query: string, options: SearchOptions): SearchHit[] {
     const size = this.slotOf.size;
     if (size === 0 || options.limit <= 0) return [];
-    const terms = this.queryTerms(query);
-    if (terms.length === 0) return [];
+    const words = uniqueTerms(query);
+    const terms = this.queryTerms(words);
+    const learned = options.learned ? this.learnedBoosts(words, options.learned) : undefined;
+    if (terms.length === 0 && !learned) return [];
     if (this.scores.length < this.names.length) this.scores = new Float64Array(this.names.length);
     const scores = this.scores;
     if (this.matches.length < this.names.length) this.matches = new Float64Array(this.names.length);
@@ -215,6 +224,10 @@ export class SearchIndex {
     }
     // Skills that match more of the request's weight rank higher than ones that match one word often.
     for (const slot of touched) scores[slot]! *= Math.sqrt(matches[slot]! / totalIdf);
+    for (const [slot, { boost }] of learned ?? []) {
+      if (scores[slot] === 0) touched.push(slot);
+      scores[slot]! += boost;
+    }
     const ranked = touched
       .filter((slot) => options.accept?.(this.names[slot]!) ?? true)
       .sort((x, y) => scores[y]! - scores[x]! || compareNames(this.names[x]!, this.names[y]!))
@@ -223,6 +236,7 @@ export class SearchIndex {
       name: this.names[slot]!,
       score: scores[slot]!,
       matched: this.explain(slot, terms),
+      learned: learned?.get(slot)?.words ?? [],
     }));
     for (const slot of touched) {
       scores[slot] = 0;
@@ -243,12 +257,38 @@ export class SearchIndex {
     return matched;
   }
 
-  private queryTerms(query: string): QueryTerm[] {
-    const seen = new Set<string>();
+  /**
+   * What searches taught, per slot: for each word of the request that agents searched with before
+   * loading a skill the search listed, that skill gains the word's weight times the log of those loads,
+   * so a skill confirmed by use rises among similar matches, and can surface for words it lacks.
+   */
+  private learnedBoosts(
+    words: readonly AnalyzedWord[],
+    learned: NonNullable<SearchOptions['learned']>,
+  ): Map<number, { boost: number; words: string[] }> | undefined {
+    let boosts: Map<number, { boost: number; words: string[] }> | undefined;
+    const slots = this.names.length;
+    for (const { term, word } of words) {
+      const loadsBySkill = learned(term);
+      if (!loadsBySkill) continue;
+      const df = this.dictionary.get(term)?.df ?? 0;
+      const idf = Math.log(1 + (slots - df + 0.5) / (df + 0.5));
+      for (const [name, loads] of loadsBySkill) {
+        const slot = this.slotOf.get(name);
+        if (slot === undefined || loads <= 0) continue;
+        boosts ??= new Map();
+        const entry = boosts.get(slot) ?? { boost: 0, words: [] };
+        entry.boost += LEARNED_WEIGHT * idf * Math.log1p(loads);
+        entry.words.push(word);
+        boosts.set(slot, entry);
+      }
+    }
+    return boosts;
+  }
+
+  private queryTerms(words: readonly AnalyzedWord[]): QueryTerm[] {
     const found: QueryTerm[] = [];
-    for (const { term, word } of analyzeWords(query)) {
-      if (seen.has(term)) continue;
-      seen.add(term);
+    for (const { term, word } of words) {
       const postings = this.dictionary.get(term);
       if (postings && postings.df > 0) {
         found.push({ query: word, term, postings, boost: 1, corrected: false });
@@ -347,6 +387,16 @@ interface QueryTerm {
   postings: Postings;
   boost: number;
   corrected: boolean;
+}
+
+/** The request's terms, each once, with the first word that gave it. */
+export function uniqueTerms(query: string): AnalyzedWord[] {
+  const seen = new Set<string>();
+  return analyzeWords(query).filter(({ term }) => {
+    if (seen.has(term)) return false;
+    seen.add(term);
+    return true;
+  });
 }
 
 function bucketOf(first: string, length: number): string {

@@ -31,6 +31,9 @@ export const searchMatchSchema = z
     corrected: z
       .array(z.object({ word: z.string(), as: z.string() }))
       .describe('Words of the request the registry did not know, and the known spelling searched instead'),
+    learned: z
+      .array(z.string())
+      .describe('Words of the request after which agents loaded this skill before (a learned boost)'),
   })
   .describe('Why this skill matched the search');
 

@@ -110,7 +110,7 @@ export async function openRegistry(options: {
     async close() {
       await loads.flush();
       mirror.close();
-      search.close();
+      await search.close();
       await cache.close();
     },
   };

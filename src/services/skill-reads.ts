@@ -133,8 +133,9 @@ export class SkillReadService {
   }
 
   /** Counts a layer-2 load of `name` (a body, or SKILL.md over MCP). */
-  recordLoad(name: string): void {
+  recordLoad(name: string, client?: string): void {
     this.loads.record(name);
+    if (client !== undefined) this.search.noteLoad(client, name);
   }
 
   /** How long an answer read through `resolved` stays true: forever for an exact version. */
@@ -292,7 +293,10 @@ export class SkillReadService {
       contentType: CONTENT_TYPES[format],
       // Answers with arguments are not repeated: the argument strings are unbounded.
       ...(argumentString === undefined ? { validity: this.validity(resolved) } : {}),
-      onBody: () => this.loads.record(record.name),
+      onBody: (client) => {
+        this.loads.record(record.name);
+        this.search.noteLoad(client, record.name);
+      },
       body: async () => {
         if (argumentString !== undefined) {
           return { payload: await this.substituted(record, format, argumentString), headers };

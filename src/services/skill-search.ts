@@ -6,6 +6,7 @@ import type { MatchedTerm } from '../search/search-index.js';
 import type { CatalogueItem, CatalogueRepository } from '../storage/catalogue-repository.js';
 import { LATEST } from '../storage/records.js';
 import type { SearchRepository } from '../storage/search-repository.js';
+import { SearchFeedback } from './search-feedback.js';
 import { isModelInvocable } from './visibility.js';
 
 /**
@@ -31,6 +32,8 @@ export interface SearchMatch {
   fields: Partial<Record<Field, string[]>>;
   /** Words of the request the index did not know, and the spelling they were read as. */
   corrected: { word: string; as: string }[];
+  /** Words of the request after which agents loaded this skill before (a learned boost). */
+  learned: string[];
 }
 
 export interface SearchHit {
@@ -69,6 +72,8 @@ export interface SearchRequest {
 export class SkillSearchService {
   private readonly latest: SearchMirror;
   private readonly tagged = new Map<string, SearchMirror>();
+  /** What agents loaded after searching: a ranking signal only the registry has. */
+  readonly feedback: SearchFeedback;
 
   constructor(
     private readonly repository: SearchRepository,
@@ -77,11 +82,12 @@ export class SkillSearchService {
     private readonly options: { alwaysCheck?: boolean } = {},
   ) {
     this.latest = new SearchMirror(repository, state, LATEST, options);
+    this.feedback = new SearchFeedback(repository);
   }
 
   /** Builds the `latest` index now, so the first search after a start does not wait for it. */
   async warm(): Promise<void> {
-    await this.latest.warm();
+    await Promise.all([this.latest.warm(), this.feedback.sync()]);
   }
 
   /** Ranked hits, best first, and whether more follow the ones answered. */
@@ -92,6 +98,7 @@ export class SkillSearchService {
     const forModel = request.forModel === true;
     const found = index.search(query, {
       limit: offset + request.limit + 1,
+      learned: (term) => this.feedback.loadsAfter(term),
       accept: (name) => {
         const skill = skills.get(name);
         return (
@@ -103,7 +110,7 @@ export class SkillSearchService {
     const hits = found.slice(offset, offset + request.limit).map((hit) => ({
       name: hit.name,
       version: skills.get(hit.name)!.version,
-      match: describeMatch(hit.score, hit.matched),
+      match: describeMatch(hit.score, hit.matched, hit.learned),
     }));
     return { hits, more: found.length > offset + request.limit };
   }
@@ -112,7 +119,13 @@ export class SkillSearchService {
    * What the search_skills tool answers a model (GET /tools and MCP alike): the best matches a model
    * may load, each with its description and why it matched. Every name is one load_skill accepts.
    */
-  async searchSkills(request: { query: string; limit?: number; tag?: string }): Promise<ModelSearchResult[]> {
+  async searchSkills(request: {
+    query: string;
+    limit?: number;
+    tag?: string;
+    /** Who asked (clientKey): a later load by the same client teaches the ranking. */
+    client?: string;
+  }): Promise<ModelSearchResult[]> {
     const limit = Math.min(Math.max(request.limit ?? DEFAULT_TOOL_LIMIT, 1), MAX_TOOL_LIMIT);
     const tag = request.tag ?? LATEST;
     const { hits } = await this.search({ query: request.query, limit, tag, forModel: true });
@@ -121,6 +134,12 @@ export class SkillSearchService {
       hits.map((hit) => hit.name),
     );
     const descriptions = new Map(items.map((item) => [item.name, item.description]));
+    if (request.client !== undefined)
+      this.feedback.noteSearch(
+        request.client,
+        request.query,
+        hits.map((hit) => hit.name),
+      );
     return hits.flatMap((hit) => {
       const description = descriptions.get(hit.name);
       return description === undefined
@@ -160,7 +179,13 @@ export class SkillSearchService {
     return { items: ranked, nextCursor: more ? encodeSearchCursor(offset + query.limit) : null };
   }
 
-  close(): void {
+  /** A layer-2 load of `skill` by `client` (clientKey): teaches the client's recent searches. */
+  noteLoad(client: string, skill: string): void {
+    this.feedback.noteLoad(client, skill);
+  }
+
+  async close(): Promise<void> {
+    await this.feedback.close();
     this.latest.close();
     for (const mirror of this.tagged.values()) mirror.close();
     this.tagged.clear();
@@ -204,7 +229,11 @@ function checkedQuery(query: string): string {
 const FIELD_ORDER: readonly Field[] = ['name', 'description', 'headings', 'body'];
 
 /** The match of one hit, for people and models: the request's words in each field holding them. */
-export function describeMatch(score: number, matched: readonly MatchedTerm[]): SearchMatch {
+export function describeMatch(
+  score: number,
+  matched: readonly MatchedTerm[],
+  learned: readonly string[] = [],
+): SearchMatch {
   const fields: Partial<Record<Field, string[]>> = {};
   const corrected: { word: string; as: string }[] = [];
   for (const term of matched) {
@@ -221,7 +250,14 @@ export function describeMatch(score: number, matched: readonly MatchedTerm[]): S
   );
   if (corrected.length > 0)
     parts.push(`spelling: ${corrected.map(({ word, as }) => `${word}→${as}`).join(', ')}`);
-  return { score: Math.round(score * 1000) / 1000, why: parts.join('; '), fields, corrected };
+  if (learned.length > 0) parts.push(`loaded by agents after searching: ${learned.join(', ')}`);
+  return {
+    score: Math.round(score * 1000) / 1000,
+    why: parts.join('; '),
+    fields,
+    corrected,
+    learned: [...learned],
+  };
 }
 
 function encodeSearchCursor(offset: number): string {

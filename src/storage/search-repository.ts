@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { distTags, registryState, skills, skillVersions } from '../db/schema.js';
+import { distTags, registryState, searchFeedback, skills, skillVersions } from '../db/schema.js';
 import { releaseRows } from './records.js';
 
 /** One tagged version as the search index reads it. */
@@ -28,6 +28,14 @@ export interface SearchRowsDelta {
   rows: SearchRow[];
   /** Skills the tag no longer points at a version of. */
   removed: string[];
+}
+
+/** What agents loaded after searching for a term (search_feedback). */
+export interface FeedbackRow {
+  term: string;
+  skill: string;
+  loads: number;
+  updatedAt: Date;
 }
 
 interface RawSearchRow {
@@ -86,6 +94,38 @@ export class SearchRepository {
       update ${skillVersions} set search_terms = made.terms
       from (values ${sql.join(values, sql`, `)}) as made(id, terms)
       where ${skillVersions.id} = made.id`);
+  }
+
+  /** Adds loads to (term, skill) pairs, creating the pairs first seen. */
+  async addFeedback(increments: readonly { term: string; skill: string; loads: number }[]): Promise<void> {
+    if (increments.length === 0) return;
+    const values = increments.map((row) => sql`(${row.term}, ${row.skill}, ${row.loads}::int)`);
+    await this.db.execute(sql`
+      insert into ${searchFeedback} (term, skill, loads, updated_at)
+      select term, skill, loads, now() from (values ${sql.join(values, sql`, `)}) as added(term, skill, loads)
+      on conflict (term, skill) do update
+        set loads = ${searchFeedback.loads} + excluded.loads, updated_at = excluded.updated_at`);
+  }
+
+  /** Pairs changed after `after` (all without it), oldest change first, at most `limit`. */
+  async feedbackSince(after: Date | undefined, limit: number): Promise<FeedbackRow[]> {
+    const result = await this.db.execute(sql`
+      select term, skill, loads, updated_at from ${searchFeedback}
+      where ${after === undefined ? sql`true` : sql`${searchFeedback.updatedAt} > ${after.toISOString()}::timestamptz`}
+      order by ${searchFeedback.updatedAt} limit ${limit}`);
+    const rows = (
+      result as unknown as {
+        rows: { term: string; skill: string; loads: number; updated_at: Date | string }[];
+      }
+    ).rows;
+    const found = rows.map((row) => ({
+      term: row.term,
+      skill: row.skill,
+      loads: Number(row.loads),
+      updatedAt: new Date(row.updated_at),
+    }));
+    releaseRows(rows);
+    return found;
   }
 
   private async read(

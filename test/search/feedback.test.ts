@@ -1,0 +1,89 @@
+/**
+ * Search feedback: a load that follows a search by the same client teaches the ranking, on this
+ * replica at once and on another replica after the counts are written.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { searchDocument } from '../../src/search/document.js';
+import { SearchIndex } from '../../src/search/search-index.js';
+import { uniqueName } from '../helpers/bundles.js';
+import { adminAuth, createTestApp, type TestApp, testConfig } from '../helpers/context.js';
+
+describe('learned boosts in the index', () => {
+  const index = new SearchIndex();
+  index.put(searchDocument({ name: 'ci-logs', description: 'Read CI logs.', body: '' }));
+  index.put(searchDocument({ name: 'gh-fix-ci', description: 'Fix failing GitHub checks.', body: '' }));
+
+  it('lifts a skill agents loaded after searching the same words, and names the words', () => {
+    const learned = new Map([['red', new Map([['gh-fix-ci', 3]])]]);
+    expect(index.search('ci run red', { limit: 2 })[0]!.name).toBe('ci-logs');
+    const hits = index.search('ci run red', { limit: 2, learned: (term) => learned.get(term) });
+    expect(hits[0]!.name).toBe('gh-fix-ci');
+    expect(hits[0]!.learned).toEqual(['red']);
+  });
+
+  it('can surface a skill for a word it does not hold', () => {
+    const learned = new Map([['crimson', new Map([['gh-fix-ci', 1]])]]);
+    expect(index.search('crimson', { limit: 5 })).toEqual([]);
+    const hits = index.search('crimson', { limit: 5, learned: (term) => learned.get(term) });
+    expect(hits.map((hit) => hit.name)).toEqual(['gh-fix-ci']);
+  });
+});
+
+describe('search feedback through the registry', () => {
+  let ctx: TestApp;
+  const first = uniqueName('deploy-notes');
+  const second = uniqueName('deploy-runbook');
+
+  const publish = (name: string, description: string) =>
+    ctx.app.inject({
+      method: 'POST',
+      url: '/skills',
+      headers: { ...adminAuth, 'content-type': 'text/markdown' },
+      payload: `---\nname: ${name}\ndescription: ${description}\n---\nSteps.\n`,
+    });
+
+  beforeAll(async () => {
+    ctx = await createTestApp();
+    // The first matches the words better; agents keep choosing the second.
+    expect((await publish(first, 'Deploy checklist notes: deploy checklist for releases.')).statusCode).toBe(
+      201,
+    );
+    expect((await publish(second, 'Release runbook with a deploy checklist.')).statusCode).toBe(201);
+  });
+
+  afterAll(async () => {
+    await ctx?.close();
+  });
+
+  const ranked = async (app = ctx.app) =>
+    (await app.registry.search.searchSkills({ query: 'deploy checklist', limit: 5 })).map((hit) => hit.name);
+
+  it('counts a load only after a search by the same client that listed the skill', async () => {
+    expect((await ranked()).slice(0, 2)).toEqual([first, second]);
+    const client = '-@127.0.0.1';
+    // A load with no search before it teaches nothing.
+    expect((await ctx.app.inject(`/skills/${second}/content`)).statusCode).toBe(200);
+    expect(ctx.app.registry.search.feedback.loadsAfter('checklist')?.get(second)).toBeUndefined();
+    for (let round = 0; round < 4; round++) {
+      await ctx.app.registry.search.searchSkills({ query: 'deploy checklist', limit: 5, client });
+      // The body over HTTP from the same address, as an agent's load_skill call would fetch it.
+      expect((await ctx.app.inject(`/skills/${second}/content`)).statusCode).toBe(200);
+    }
+    expect(ctx.app.registry.search.feedback.loadsAfter('checklist')?.get(second)).toBe(4);
+    const [top] = await ctx.app.registry.search.searchSkills({ query: 'deploy checklist', limit: 5 });
+    expect(top?.name).toBe(second);
+    expect(top?.why).toContain('loaded by agents after searching: deploy, checklist');
+  });
+
+  it('is read by another replica once written', async () => {
+    await ctx.app.registry.search.feedback.sync();
+    const replica = await buildApp({ config: testConfig(), database: ctx.database, logger: false });
+    try {
+      await replica.registry.search.warm();
+      expect((await ranked(replica))[0]).toBe(second);
+    } finally {
+      await replica.close();
+    }
+  });
+});
