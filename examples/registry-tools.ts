@@ -1,7 +1,8 @@
 /**
  * The registry side of the example agents, in plain fetch so the file can be copied into any project:
- * the system-prompt fragment (GET /prompt), the tool definitions (GET /tools) and running the two tools
- * the model may call, load_skill (layer 2, the SKILL.md body) and read_skill_file (layer 3, one file).
+ * the system-prompt fragment (GET /prompt), the tool definitions (GET /tools) and running the tools the
+ * model may call: load_skill (layer 2, the SKILL.md body), read_skill_file (layer 3, one file) and
+ * search_skills (GET /search, for skills the prompt does not list).
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -45,7 +46,7 @@ export async function fetchPrompt(registry: Registry): Promise<string> {
   return (await getOk(registry, '/prompt')).text();
 }
 
-/** load_skill and read_skill_file, in the shape the provider's API takes. */
+/** load_skill, read_skill_file and search_skills, in the shape the provider's API takes. */
 export async function fetchTools<Tool>(
   registry: Registry,
   provider: 'anthropic' | 'openai',
@@ -53,9 +54,35 @@ export async function fetchTools<Tool>(
   return (await (await getOk(registry, `/tools?provider=${provider}`)).json()) as Tool[];
 }
 
+/** One result of GET /search (what search_skills answers). */
+interface SearchResult {
+  name: string;
+  description: string;
+  why: string;
+}
+
+/** search_skills: one line per result, `name — description (why)`, best first. */
+async function searchSkills(registry: Registry, args: Record<string, unknown>): Promise<ToolResult> {
+  if (typeof args.query !== 'string') return { content: 'Error: `query` must be a string', isError: true };
+  // OpenAI's strict mode sends limit: null for "the default".
+  const limit = typeof args.limit === 'number' ? `&limit=${encodeURIComponent(String(args.limit))}` : '';
+  const response = await get(registry, `/search?q=${encodeURIComponent(args.query)}${limit}`);
+  if (!response.ok) return { content: `Error: ${await problemDetail(response)}`, isError: true };
+  const { results } = (await response.json()) as { results: SearchResult[] };
+  if (results.length === 0) {
+    return { content: 'No skill matches; search again with other words for the task.', isError: false };
+  }
+  const lines = results.map((result) => `${result.name} — ${result.description} (${result.why})`);
+  return { content: lines.join('\n'), isError: false };
+}
+
 /** Runs one tool call of the model against the registry. Failures are results, so the model can recover. */
 export async function runSkillTool(registry: Registry, tool: string, input: unknown): Promise<ToolResult> {
   const args = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
+  if (tool === 'search_skills') return searchSkills(registry, args);
+  if (tool !== 'load_skill' && tool !== 'read_skill_file') {
+    return { content: `Error: unknown tool ${tool}`, isError: true };
+  }
   if (typeof args.name !== 'string') return { content: 'Error: `name` must be a string', isError: true };
   const skill = encodeURIComponent(args.name);
   let path: string;
@@ -63,11 +90,9 @@ export async function runSkillTool(registry: Registry, tool: string, input: unkn
     // OpenAI's strict mode sends version: null for "the current version".
     const version = typeof args.version === 'string' ? `?version=${encodeURIComponent(args.version)}` : '';
     path = `/skills/${skill}/content${version}`;
-  } else if (tool === 'read_skill_file') {
+  } else {
     if (typeof args.path !== 'string') return { content: 'Error: `path` must be a string', isError: true };
     path = `/skills/${skill}/files/${args.path.split('/').map(encodeURIComponent).join('/')}`;
-  } else {
-    return { content: `Error: unknown tool ${tool}`, isError: true };
   }
   const response = await get(registry, path);
   if (!response.ok) return { content: `Error: ${await problemDetail(response)}`, isError: true };

@@ -31,6 +31,7 @@ import docsRoutes from './http/routes/docs.js';
 import healthRoutes from './http/routes/health.js';
 import mcpRoutes from './http/routes/mcp.js';
 import metricsRoutes from './http/routes/metrics.js';
+import searchRoutes from './http/routes/search.js';
 import skillsReadRoutes from './http/routes/skills-read.js';
 import skillsWriteRoutes from './http/routes/skills-write.js';
 import tokensRoutes from './http/routes/tokens.js';
@@ -186,6 +187,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await fastify.register(skillsReadRoutes, routes);
     await fastify.register(skillsWriteRoutes, routes);
     await fastify.register(agentRoutes, routes);
+    await fastify.register(searchRoutes, routes);
     await fastify.register(tokensRoutes, routes);
     await fastify.register(auditRoutes, routes);
     await fastify.register(mcpRoutes, routes);

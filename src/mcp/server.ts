@@ -2,12 +2,14 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { SkillReadService } from '../services/skill-reads.js';
+import type { SkillSearchService } from '../services/skill-search.js';
 import { registerSkillResources } from './resources.js';
 import { registerSkillTools } from './tools.js';
 
-/** What the MCP server reads through: the same read service as every other face. */
+/** What the MCP server reads through: the same read and search services as every other face. */
 export interface McpServerDependencies {
   reads: SkillReadService;
+  search: SkillSearchService;
   log?: Pick<FastifyBaseLogger, 'error'>;
 }
 
@@ -16,7 +18,8 @@ const MCP_SERVER_VERSION = '0.1.0';
 
 const INSTRUCTIONS =
   'This server is a registry of Agent Skills: folders of instructions, scripts and references for specific tasks. ' +
-  'Call list_skills to see the available skills (names and descriptions). When a task matches a skill, call load_skill ' +
+  'Call search_skills with the task in your own words to find the skills that fit it, or list_skills to see them all ' +
+  '(names and descriptions). When a task matches a skill, call load_skill ' +
   'with its name before starting and follow the instructions it returns; read the files it references with ' +
   'read_skill_file. Skills are also readable as resources at skill://{name}/SKILL.md and skill://{name}/{path}.';
 

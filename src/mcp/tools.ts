@@ -6,12 +6,18 @@ import { AppError } from '../errors.js';
 import {
   FILE_PATH_DESCRIPTION,
   LOAD_SKILL_DESCRIPTION,
+  LOAD_SKILL_SEARCH_NOTE,
   LOAD_SKILL_TOOL,
   READ_SKILL_FILE_DESCRIPTION,
   READ_SKILL_FILE_TOOL,
+  SEARCH_LIMIT_DESCRIPTION,
+  SEARCH_QUERY_DESCRIPTION,
+  SEARCH_SKILLS_DESCRIPTION,
+  SEARCH_SKILLS_TOOL,
   SKILL_VERSION_DESCRIPTION,
 } from '../render/tools.js';
 import { classifyFile, IMAGE_TYPES } from '../services/file-types.js';
+import { DEFAULT_TOOL_LIMIT, MAX_TOOL_LIMIT, type ModelSearchResult } from '../services/skill-search.js';
 import { isModelInvocable } from '../services/visibility.js';
 import type { VersionRecord, VersionSelector } from '../storage/records.js';
 import { catalogue, SKILL_MD } from './catalogue.js';
@@ -30,7 +36,7 @@ export const LIST_SKILLS_DESCRIPTION =
   'A large catalogue comes in pages: pass the nextCursor of an answer as cursor to get the next one.';
 
 /** The shared load_skill text (GET /tools says the same), plus what is particular to MCP. */
-export const MCP_LOAD_SKILL_DESCRIPTION = `${LOAD_SKILL_DESCRIPTION} Over MCP, the available skills are those list_skills returns. The answer begins with a short header naming the version loaded and the bundled files; \`version\` also accepts a dist-tag such as stable.`;
+export const MCP_LOAD_SKILL_DESCRIPTION = `${LOAD_SKILL_DESCRIPTION} ${LOAD_SKILL_SEARCH_NOTE} Over MCP, the available skills are those list_skills lists and search_skills finds. The answer begins with a short header naming the version loaded and the bundled files; \`version\` also accepts a dist-tag such as stable.`;
 
 export const MCP_READ_SKILL_FILE_DESCRIPTION = `${READ_SKILL_FILE_DESCRIPTION} Text files come back as text, images as images, other binary files as a base64 resource. Pass the version load_skill reported to read the files of that same version.`;
 
@@ -41,9 +47,9 @@ const versionArgument = z
   .optional()
   .describe(`${SKILL_VERSION_DESCRIPTION}; a dist-tag such as stable also works`);
 
-/** The tools: list_skills, load_skill and read_skill_file, over the read service. */
+/** The tools: list_skills, search_skills, load_skill and read_skill_file, over the read and search services. */
 export function registerSkillTools(server: McpServer, deps: McpServerDependencies): void {
-  const { reads } = deps;
+  const { reads, search } = deps;
 
   /** Registry errors (unknown skill, version, file) become tool error results with the registry's detail. */
   async function toolResult(run: () => Promise<CallToolResult>): Promise<CallToolResult> {
@@ -100,12 +106,53 @@ export function registerSkillTools(server: McpServer, deps: McpServerDependencie
   );
 
   server.registerTool(
+    SEARCH_SKILLS_TOOL,
+    {
+      title: 'Search skills',
+      description: SEARCH_SKILLS_DESCRIPTION,
+      inputSchema: {
+        // Not bounded here: an empty or overlong query gets the search service's own explanation.
+        query: z.string().describe(SEARCH_QUERY_DESCRIPTION),
+        limit: z
+          .number()
+          .int()
+          .min(1)
+          .max(MAX_TOOL_LIMIT)
+          .optional()
+          .describe(`${SEARCH_LIMIT_DESCRIPTION} (default ${DEFAULT_TOOL_LIMIT})`),
+      },
+      outputSchema: {
+        results: z
+          .array(
+            z.object({
+              name: z.string(),
+              description: z.string(),
+              version: z.string(),
+              why: z.string().describe('The request words found in each field of the skill'),
+              score: z.number(),
+            }),
+          )
+          .describe('Best first; pass a name to load_skill'),
+      },
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    async ({ query, limit }) =>
+      toolResult(async () => {
+        const results = await search.searchSkills({ query, limit });
+        return {
+          content: [{ type: 'text', text: renderSearchResults(query.trim(), results) }],
+          structuredContent: { results },
+        };
+      }),
+  );
+
+  server.registerTool(
     LOAD_SKILL_TOOL,
     {
       title: 'Load a skill',
       description: MCP_LOAD_SKILL_DESCRIPTION,
       inputSchema: {
-        name: z.string().min(1).max(256).describe('Skill name, as list_skills gives it'),
+        name: z.string().min(1).max(256).describe('Skill name, as list_skills or search_skills gives it'),
         version: versionArgument,
       },
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
@@ -190,6 +237,17 @@ function renderCatalogue(
     ? `\n\nMore skills match than are listed here: call list_skills again with cursor "${nextCursor}" for the next page, or narrow the list with q.`
     : '';
   return `${listed.length} skill${listed.length === 1 ? '' : 's'}. Call load_skill with a name to read its instructions before a task it covers.\n\n${lines.join('\n')}${more}`;
+}
+
+function renderSearchResults(query: string, results: readonly ModelSearchResult[]): string {
+  if (results.length === 0) {
+    return `No skill matches "${oneLine(query).slice(0, 200)}". Search again with other words for the task, or call list_skills to see every skill.`;
+  }
+  const lines = results.map(
+    (result) =>
+      `- ${result.name}: ${oneLine(result.description)} (why: ${result.why || 'the request as a whole'})`,
+  );
+  return `${results.length} skill${results.length === 1 ? '' : 's'}, best match first. Call load_skill with the name of the one that fits the task.\n\n${lines.join('\n')}`;
 }
 
 function oneLine(text: string): string {

@@ -10,6 +10,8 @@ import { anthropicToolsSchema, openAiToolsSchema } from './documents.js';
 
 export type PromptFormat = 'xml' | 'markdown' | 'json';
 export type ToolsProvider = 'anthropic' | 'openai';
+/** `auto`: load_skill's name is an enum of the selection when it is small enough; `search`: never. */
+export type ToolsMode = 'auto' | 'search';
 
 /** A rendered prompt as the cache keeps it: the bytes sent and, for the text layouts, their token count. */
 interface RenderedPrompt {
@@ -80,23 +82,32 @@ export class AgentRenderingService {
     selection: SkillSelection;
     provider: ToolsProvider;
     strict: boolean;
+    mode?: ToolsMode;
   }): Promise<Answer> {
     const { selection, provider } = request;
     const strict = provider === 'openai' && request.strict;
+    const mode = request.mode ?? 'auto';
+    const searchFirst = mode === 'search';
+    // A selection that names its skills keeps the model to them: search_skills would find others.
+    const narrowed = (selection.names?.length ?? 0) > 0 || selection.q !== undefined;
+    const options = { strict, nameEnum: !searchFirst, search: searchFirst || !narrowed };
+    // Search-first definitions are the same for every selection.
+    const shape = searchFirst ? null : selection;
     const revision = await this.cache.revision();
     return {
-      etag: revisionEtag(revision, 'tools', provider, strict, selection),
+      etag: revisionEtag(revision, 'tools', provider, strict, mode, shape),
       immutable: false,
       contentType: JSON_CONTENT_TYPE,
       body: async () => {
         const body = await this.cache.catalogueWide(
-          `tools|${JSON.stringify([provider, strict, selection])}`,
+          `tools|${JSON.stringify([provider, strict, mode, shape])}`,
           revision,
           async () => {
-            const names = await this.invocableNames(selection);
+            // Search-first definitions name no skill: the catalogue is not read, whatever its size.
+            const names = searchFirst ? [] : await this.invocableNames(selection);
             return provider === 'openai'
-              ? jsonBody(openAiToolsSchema, openAiTools(names, { strict }))
-              : jsonBody(anthropicToolsSchema, anthropicTools(names));
+              ? jsonBody(openAiToolsSchema, openAiTools(names, options))
+              : jsonBody(anthropicToolsSchema, anthropicTools(names, options));
           },
           true,
         );

@@ -48,6 +48,23 @@ export const catalogueItemSchema = z.object({
   match: searchMatchSchema.optional().describe('With q: why the skill matched, items being best first'),
 });
 
+/** One result of search_skills and GET /search (src/services/skill-search.ts ModelSearchResult). */
+export const searchResultSchema = z.object({
+  name: z.string().describe('Pass to load_skill (GET /skills/{name}/content)'),
+  description: z.string(),
+  version: z.string().describe('The version load_skill loads by default'),
+  why: z
+    .string()
+    .describe('The request words found in each field, and spellings read as another word, as one line'),
+  score: z.number().describe('Relevance (BM25F); comparable within one search only'),
+});
+
+/** GET /search: what the search_skills tool answers a model. */
+export const searchResponseSchema = z.object({
+  query: z.string().describe('The request as searched (trimmed)'),
+  results: z.array(searchResultSchema).describe('Best first'),
+});
+
 export const fileEntrySchema = z.object({
   path: z.string(),
   size: z.number().int(),

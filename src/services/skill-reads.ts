@@ -23,12 +23,13 @@ import type { ArchiveService } from './archives.js';
 import {
   catalogueResponseSchema,
   contentJsonSchema,
+  searchResponseSchema,
   skillDetailSchema,
   versionsResponseSchema,
 } from './documents.js';
 import { contentTypeFor } from './file-types.js';
 import { missingTag, unknownFile, unknownSkill, unknownVersion } from './not-found.js';
-import type { SearchMatch, SkillSearchService } from './skill-search.js';
+import { checkedQuery, type SearchMatch, type SkillSearchService } from './skill-search.js';
 
 /** A selector resolved to one stored version, at the catalogue revision the read saw. */
 export interface Resolved {
@@ -166,6 +167,35 @@ export class SkillReadService {
               })),
               nextCursor: page.nextCursor,
             });
+          },
+          true,
+        );
+        return { payload: body };
+      },
+    };
+  }
+
+  /**
+   * What the search_skills tool answers, as GET /search sends it: the best matches a model may load,
+   * true for the catalogue revision it was searched at. The query is checked before any validator is
+   * compared, so an empty or overlong one is a 400 even to a client sending `If-None-Match: *`.
+   */
+  async searchAnswer(request: { query: string; limit?: number; tag?: string }): Promise<Answer> {
+    const query = checkedQuery(request.query);
+    const shape = { query, limit: request.limit ?? null, tag: request.tag ?? null };
+    const revision = await this.cache.revision();
+    return {
+      etag: revisionEtag(revision, 'search', shape),
+      immutable: false,
+      contentType: JSON_CONTENT_TYPE,
+      validity: { kind: 'catalogue', revision },
+      body: async () => {
+        const body = await this.cache.catalogueWide(
+          `search|${JSON.stringify(shape)}`,
+          revision,
+          async () => {
+            const results = await this.search.searchSkills({ ...request, query });
+            return jsonBody(searchResponseSchema, { query, results });
           },
           true,
         );

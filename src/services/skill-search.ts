@@ -1,6 +1,7 @@
 import type { CatalogueState } from '../cache/catalogue-state.js';
 import { SearchMirror } from '../cache/search-mirror.js';
 import { BadRequestError } from '../errors.js';
+import { DEFAULT_TOOL_LIMIT, MAX_TOOL_LIMIT } from '../render/tools.js';
 import type { Field } from '../search/document.js';
 import type { MatchedTerm } from '../search/search-index.js';
 import type { CatalogueItem, CatalogueRepository } from '../storage/catalogue-repository.js';
@@ -52,8 +53,7 @@ export interface ModelSearchResult {
 }
 
 /** Results search_skills answers when the model names no limit, and the most it may ask for. */
-export const DEFAULT_TOOL_LIMIT = 10;
-export const MAX_TOOL_LIMIT = 50;
+export { DEFAULT_TOOL_LIMIT, MAX_TOOL_LIMIT };
 
 export interface SearchRequest {
   query: string;
@@ -210,7 +210,8 @@ export class SkillSearchService {
   }
 }
 
-function checkedQuery(query: string): string {
+/** The query as searched (trimmed), or a 400 saying why it cannot be: empty, or over MAX_QUERY_LENGTH. */
+export function checkedQuery(query: string): string {
   const trimmed = query.trim();
   if (trimmed === '') {
     throw new BadRequestError('the search query is empty; describe the task in a few words', {

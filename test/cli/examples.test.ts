@@ -205,6 +205,7 @@ describe('examples/anthropic-agent.ts', () => {
       expect(first?.body.tools.map((tool: { name: string }) => tool.name)).toEqual([
         'load_skill',
         'read_skill_file',
+        'search_skills',
       ]);
       expect(first?.body.tools[0].input_schema.properties.name.enum).toContain(skillName);
 
@@ -315,6 +316,51 @@ describe('examples/openai-agent.ts', () => {
 });
 
 describe('examples/registry-tools.ts', () => {
+  it('runs search_skills through GET /search, one line per result', async () => {
+    const registry = { url: registryUrl };
+    const other = uniqueName('receipts');
+    const res = await publish(
+      ctx.app,
+      files({
+        'SKILL.md': skillMd({
+          name: other,
+          description: 'Scanning receipts.',
+          body: '# Receipts\n\nAttach them to the expense report.\n',
+        }),
+      }),
+    );
+    expect(res.statusCode).toBe(201);
+    const query = 'help me file an expense report';
+    const found = await runSkillTool(registry, 'search_skills', { query });
+    expect(found.isError).toBe(false);
+    const { results } = JSON.parse(await registryText(`/search?q=${encodeURIComponent(query)}`)) as {
+      results: { name: string; description: string; why: string }[];
+    };
+    expect(results.map((result) => result.name).slice(0, 2)).toEqual([skillName, other]);
+    expect(found.content.split('\n')).toEqual(
+      results.map((result) => `${result.name} — ${result.description} (${result.why})`),
+    );
+    expect(found.content.split('\n')[0]).toMatch(
+      new RegExp(
+        `^${skillName} — Filing expense reports\\. Use for any expense question\\. \\(.*expense.*\\)$`,
+      ),
+    );
+    // OpenAI's strict mode sends limit: null for the default; a number limits.
+    expect(await runSkillTool(registry, 'search_skills', { query, limit: null })).toEqual(found);
+    const one = await runSkillTool(registry, 'search_skills', { query, limit: 1 });
+    expect(one.content.split('\n')).toHaveLength(1);
+    expect(one.content.startsWith(`${skillName} — `)).toBe(true);
+
+    const none = await runSkillTool(registry, 'search_skills', { query: 'qqqqzzzzxxxxvvvvwwww' });
+    expect(none).toEqual({ content: expect.stringMatching(/^No skill matches/), isError: false });
+    const empty = await runSkillTool(registry, 'search_skills', { query: '  ' });
+    expect(empty).toEqual({ content: expect.stringContaining('the search query is empty'), isError: true });
+    expect(await runSkillTool(registry, 'search_skills', {})).toEqual({
+      content: 'Error: `query` must be a string',
+      isError: true,
+    });
+  });
+
   it('turns registry errors into tool errors the model can read', async () => {
     const registry = { url: registryUrl };
     const missingFile = await runSkillTool(registry, 'read_skill_file', { name: skillName, path: 'nope.md' });

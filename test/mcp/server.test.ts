@@ -6,6 +6,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { skills as skillsTable } from '../../src/db/schema.js';
+import { SEARCH_SKILLS_DESCRIPTION } from '../../src/render/tools.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
 
@@ -130,9 +131,14 @@ describe('MCP over Streamable HTTP', () => {
     expect(client.getInstructions()).toContain('load_skill');
   });
 
-  it('lists three tools with input schemas', async () => {
+  it('lists four tools with input schemas', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual(['list_skills', 'load_skill', 'read_skill_file']);
+    expect(tools.map((tool) => tool.name).sort()).toEqual([
+      'list_skills',
+      'load_skill',
+      'read_skill_file',
+      'search_skills',
+    ]);
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
     for (const tool of tools) {
       expect(tool.inputSchema.type).toBe('object');
@@ -147,6 +153,82 @@ describe('MCP over Streamable HTTP', () => {
       'tag',
     ]);
     expect(byName.list_skills!.outputSchema).toBeDefined();
+
+    // search_skills teaches what GET /tools does, and names are taken from it by load_skill.
+    const search = byName.search_skills!;
+    expect(search.description).toBe(SEARCH_SKILLS_DESCRIPTION);
+    expect(search.inputSchema.required).toEqual(['query']);
+    expect(Object.keys(search.inputSchema.properties ?? {}).sort()).toEqual(['limit', 'query']);
+    expect(search.inputSchema.properties?.limit).toMatchObject({ type: 'integer', minimum: 1, maximum: 50 });
+    expect(Object.keys(search.outputSchema?.properties ?? {})).toEqual(['results']);
+    expect(search.annotations).toMatchObject({
+      readOnlyHint: true,
+      idempotentHint: true,
+      openWorldHint: false,
+    });
+    const loadName = byName.load_skill!.inputSchema.properties?.name as { description?: string };
+    expect(loadName.description).toMatch(/list_skills or search_skills/);
+    expect(byName.load_skill!.description).toMatch(/search_skills/);
+    expect(client.getInstructions()).toContain('search_skills');
+  });
+
+  it('search_skills returns ranked results with why, and load_skill loads a returned name', async () => {
+    const result = await call(client, 'search_skills', { query: `fill a pdf form with ${word}` });
+    expect(result.isError).toBeFalsy();
+    const { results } = result.structuredContent as {
+      results: { name: string; description: string; version: string; why: string; score: number }[];
+    };
+    // Model-disabled skills are never offered; the best match is first.
+    expect(results.map((entry) => entry.name)).toEqual([name, modelOnly]);
+    expect(results[0]).toMatchObject({ name, version: '2.0.0', description: `Fill PDF forms with ${word}.` });
+    expect(results[0]!.why).toMatch(/description: .*pdf/);
+    expect(results[0]!.score).toBeGreaterThan(results[1]!.score);
+    const [text] = texts(result);
+    expect(text).toMatch(/^2 skills, best match first\. Call load_skill/);
+    expect(text).toContain(`- ${name}: Fill PDF forms with ${word}. (why: ${results[0]!.why})`);
+    expect(text).toContain(`- ${modelOnly}: Background knowledge, ${word}.`);
+    expect(text).not.toContain(hidden);
+
+    const limited = await call(client, 'search_skills', { query: word, limit: 1 });
+    expect((limited.structuredContent as { results: unknown[] }).results).toHaveLength(1);
+
+    // A skill of this test's own, so the load it counts is no other test's business.
+    const own = uniqueName('mcp-searched');
+    const ownWord = `${word}invoice`;
+    await expectPublished(
+      await publish(
+        ctx.app,
+        files({
+          'SKILL.md': skillMd({
+            name: own,
+            description: `Turns ${ownWord} scans into spreadsheets.`,
+            body: 'Read the scan.\n',
+          }),
+        }),
+      ),
+    );
+    const found = await call(client, 'search_skills', { query: `convert my ${ownWord} scans` });
+    const [top] = (found.structuredContent as { results: { name: string }[] }).results;
+    expect(top!.name).toBe(own);
+    const loaded = await call(client, 'load_skill', { name: top!.name });
+    expect(loaded.isError).toBeFalsy();
+    expect(texts(loaded)).toEqual([expect.stringContaining(`Skill: ${own}`), 'Read the scan.\n']);
+
+    const none = await call(client, 'search_skills', { query: 'qqqqzzzzxxxxvvvv' });
+    expect(none.isError).toBeFalsy();
+    expect((none.structuredContent as { results: unknown[] }).results).toEqual([]);
+    expect(texts(none)[0]).toMatch(/^No skill matches/);
+  });
+
+  it("search_skills answers an empty or overlong query with the service's explanation as a tool error", async () => {
+    const empty = await call(client, 'search_skills', { query: '   ' });
+    expect(empty.isError).toBe(true);
+    expect(texts(empty)[0]).toContain('the search query is empty');
+    const long = await call(client, 'search_skills', { query: 'word '.repeat(1000) });
+    expect(long.isError).toBe(true);
+    expect(texts(long)[0]).toMatch(/at most 4000 are searched/);
+    const badLimit = await call(client, 'search_skills', { query: word, limit: 500 });
+    expect(badLimit.isError).toBe(true);
   });
 
   it('list_skills returns the catalogue as text and structured content, without model-disabled skills', async () => {

@@ -3,9 +3,14 @@
  * does): no cap on the selection, every skill either included or named in omitted[], budgets exact.
  * The cost at 10,000 and 100,000 skills is measured by bench/prompt-scale.ts.
  */
+import type { AddressInfo } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedSkills, syntheticSkill } from '../../bench/seed.js';
 import { countTokens } from '../../src/render/token-count.js';
+import { MAX_ENUM_NAMES, SKILL_NAME_SEARCH_DESCRIPTION } from '../../src/render/tools.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { createTestApp, type TestApp } from '../helpers/context.js';
 
@@ -142,5 +147,63 @@ describe('GET /tools over a few hundred skills', () => {
     const some = await ctx.app.inject(`/tools?name=${seededNames[3]},${hidden},${marker}`);
     const [narrow] = some.json() as { input_schema: { properties: { name: { enum?: string[] } } } }[];
     expect(narrow!.input_schema.properties.name.enum).toEqual([seededNames[3], marker].sort());
+  });
+
+  it('says where names come from when the enum is left out, and offers search_skills', async () => {
+    type Tool = {
+      name: string;
+      input_schema: { properties: { name: { enum?: string[]; description: string } } };
+    };
+    for (const url of ['/tools', '/tools?mode=search']) {
+      const tools = (await ctx.app.inject(url)).json() as Tool[];
+      expect(
+        tools.map((tool) => tool.name),
+        url,
+      ).toEqual(['load_skill', 'read_skill_file', 'search_skills']);
+      expect(tools[0]!.input_schema.properties.name.description, url).toBe(SKILL_NAME_SEARCH_DESCRIPTION);
+    }
+    // mode=search stays as small as for an empty catalogue: no name of the catalogue in it.
+    const searchFirst = await ctx.app.inject('/tools?mode=search');
+    for (const name of seededNames.slice(0, 20)) expect(searchFirst.body).not.toContain(name);
+    const openai = (await ctx.app.inject('/tools?provider=openai&mode=search')).json() as {
+      function: { parameters: { properties: { name: { enum?: string[] } } } };
+    }[];
+    expect(openai[0]!.function.parameters.properties.name.enum).toBeUndefined();
+  });
+
+  it('loads a name search_skills returned that no enum could list, over HTTP and MCP', async () => {
+    // A skill past the first MAX_ENUM_NAMES in catalogue order: beyond what an enum would hold.
+    const target = everyone[MAX_ENUM_NAMES + 20]!;
+    const found = await ctx.app.inject(`/search?q=${encodeURIComponent(target.replaceAll('-', ' '))}`);
+    expect(found.statusCode, found.body).toBe(200);
+    const [first] = (found.json() as { results: { name: string; version: string }[] }).results;
+    expect(first!.name).toBe(target);
+
+    const content = await ctx.app.inject(`/skills/${target}/content`);
+    expect(content.statusCode).toBe(200);
+    expect(content.headers['x-skill-version']).toBe(first!.version);
+
+    await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = ctx.app.server.address() as AddressInfo;
+    const client = new Client({ name: 'prompt-scale-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+    try {
+      const searched = (await client.callTool({
+        name: 'search_skills',
+        arguments: { query: target.replaceAll('-', ' '), limit: 3 },
+      })) as CallToolResult;
+      const results = (searched.structuredContent as { results: { name: string }[] }).results;
+      expect(results[0]!.name).toBe(target);
+      const loaded = (await client.callTool({
+        name: 'load_skill',
+        arguments: { name: results[0]!.name },
+      })) as CallToolResult;
+      expect(loaded.isError).toBeFalsy();
+      const [header, body] = loaded.content.flatMap((block) => (block.type === 'text' ? [block.text] : []));
+      expect(header).toContain(`Skill: ${target}`);
+      expect(body).toBe(content.body);
+    } finally {
+      await client.close();
+    }
   });
 });

@@ -95,9 +95,9 @@ const agentRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, {
       preHandler: readable,
       schema: {
         tags: ['agents'],
-        summary: 'Tool definitions for loading skills',
+        summary: 'Tool definitions for loading and finding skills',
         description:
-          "`load_skill {name, version?}` and `read_skill_file {name, path}`, ready to pass to a model API: `provider=anthropic` (`[{name, description, input_schema}]`, default) or `provider=openai` (Chat Completions `[{type: 'function', function: {name, description, parameters, strict}}]`). The `name` of load_skill is an enum of the selected skills (same selection as GET /prompt, without skills that disable model invocation; left out above 250 skills). `strict=true` (default for openai) makes every property required, `version` nullable, as OpenAI's strict mode needs.",
+          "`load_skill {name, version?}`, `read_skill_file {name, path}` and `search_skills {query, limit?}`, ready to pass to a model API: `provider=anthropic` (`[{name, description, input_schema}]`, default) or `provider=openai` (Chat Completions `[{type: 'function', function: {name, description, parameters, strict}}]`). Run `search_skills` calls with GET /search, which answers the same results. The `name` of load_skill is an enum of the selected skills (same selection as GET /prompt, without skills that disable model invocation) when there are at most 250 of them. The definitions stay small however large the catalogue: above 250 skills, or always with `mode=search`, the enum is left out and the name's description says it comes from `<available_skills>` or from `search_skills` results; load_skill loads any exact name. A selection that names its skills (`name`, `q`) keeps the model to them, so `search_skills` is left out unless `mode=search` asks for it. `strict=true` (default for openai) makes every property required, optional ones nullable, as OpenAI's strict mode needs.",
         operationId: 'getTools',
         querystring: selectionQuery.extend({
           provider: z.enum(['anthropic', 'openai']).default('anthropic'),
@@ -106,6 +106,12 @@ const agentRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, {
             .default('true')
             .transform((value) => value === 'true')
             .describe('openai only: strict-mode schemas (default true)'),
+          mode: z
+            .enum(['auto', 'search'])
+            .default('auto')
+            .describe(
+              'auto: the name enum when the selection has at most 250 skills; search: search-first, never the enum (the definitions do not grow with the catalogue), search_skills always offered',
+            ),
         }),
         response: {
           200: z
@@ -116,8 +122,8 @@ const agentRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, {
       },
     },
     async (request, reply) => {
-      const { provider, strict } = request.query;
-      const answer = await agents.tools({ selection: selectionOf(request.query), provider, strict });
+      const { provider, strict, mode } = request.query;
+      const answer = await agents.tools({ selection: selectionOf(request.query), provider, strict, mode });
       return sendAnswer(request, reply, answer);
     },
   );

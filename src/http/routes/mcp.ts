@@ -66,7 +66,7 @@ const mcpRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { r
         summary: 'Model Context Protocol endpoint (Streamable HTTP)',
         description: [
           'MCP over Streamable HTTP (stateless, JSON responses). Point an MCP client at this URL.',
-          'Tools: `list_skills {q?, tag?, cursor?}` (the catalogue, a page at a time), `load_skill {name, version?}` (the SKILL.md body with a header naming the version and bundled files), `read_skill_file {name, path, version?}` (one bundled file: text, image or base64 resource).',
+          'Tools: `list_skills {q?, tag?, cursor?}` (the catalogue, a page at a time), `search_skills {query, limit?}` (the skills that fit a task, ranked, with why each matched: what GET /search answers), `load_skill {name, version?}` (the SKILL.md body with a header naming the version and bundled files), `read_skill_file {name, path, version?}` (one bundled file: text, image or base64 resource).',
           'Resources: `skill://{name}/SKILL.md` (listed for every current skill, paginated with cursors) and `skill://{name}/{+path}` (any bundled file of the latest version).',
           'The request must accept both `application/json` and `text/event-stream` and carry `Content-Type: application/json`; after `initialize`, send `MCP-Protocol-Version`.',
           'Protocol errors (unparseable JSON, an invalid JSON-RPC message, a wrong Accept or Content-Type) are JSON-RPC error objects (`application/json`, HTTP 400/406/413/415), not problem documents; unknown skills or files are tool results with `isError: true`, or error -32002 for resources.',
@@ -87,7 +87,7 @@ const mcpRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { r
       const parsed = parseBody(request);
       if (!parsed.ok) return sendJsonRpcError(reply, 400, -32700, 'Parse error: Invalid JSON');
 
-      const server = createMcpServer({ reads: registry.reads, log: request.log });
+      const server = createMcpServer({ reads: registry.reads, search: registry.search, log: request.log });
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
         enableJsonResponse: true,
