@@ -109,6 +109,18 @@ export function catalogueFace(send: Send): Face {
   };
 }
 
+/** GET /search — what the search_skills tool answers, over REST. */
+export function searchSkillsFace(send: Send): Face {
+  return async (query, limit) => {
+    const answer = await send({
+      method: 'GET',
+      url: `/search?q=${encodeURIComponent(query)}&limit=${limit}`,
+    });
+    if (answer.status !== 200) throw new Error(`status ${answer.status}`);
+    return (answer.json() as { results: { name: string }[] }).results.map((result) => result.name);
+  };
+}
+
 export async function measureFace(
   name: string,
   face: Face,

@@ -133,7 +133,7 @@ async function readResource(
   try {
     const { record } = await reads.resolve(name, {});
     const file = await reads.file(record, path);
-    if (file.path === SKILL_MD) reads.recordLoad(record.name);
+    if (file.path === SKILL_MD) reads.recordLoad(record.name, deps.client);
     const kind =
       file.path === SKILL_MD
         ? { mimeType: 'text/markdown', text: decodeText(file.bytes) }

@@ -11,6 +11,8 @@ export interface McpServerDependencies {
   reads: SkillReadService;
   search: SkillSearchService;
   log?: Pick<FastifyBaseLogger, 'error'>;
+  /** Who is calling (src/client-key.ts): pairs its search_skills calls with its later loads. */
+  client?: string;
 }
 
 export const MCP_SERVER_NAME = 'skill-registry';

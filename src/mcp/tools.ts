@@ -49,7 +49,7 @@ const versionArgument = z
 
 /** The tools: list_skills, search_skills, load_skill and read_skill_file, over the read and search services. */
 export function registerSkillTools(server: McpServer, deps: McpServerDependencies): void {
-  const { reads, search } = deps;
+  const { reads, search, client } = deps;
 
   /** Registry errors (unknown skill, version, file) become tool error results with the registry's detail. */
   async function toolResult(run: () => Promise<CallToolResult>): Promise<CallToolResult> {
@@ -138,7 +138,7 @@ export function registerSkillTools(server: McpServer, deps: McpServerDependencie
     },
     async ({ query, limit }) =>
       toolResult(async () => {
-        const results = await search.searchSkills({ query, limit });
+        const results = await search.searchSkills({ query, limit, client });
         return {
           content: [{ type: 'text', text: renderSearchResults(query.trim(), results) }],
           structuredContent: { results },
@@ -161,7 +161,7 @@ export function registerSkillTools(server: McpServer, deps: McpServerDependencie
       toolResult(async () => {
         const { record } = await reads.resolveWithYank(name.trim(), selectorFor(version));
         const files = (await reads.files(record)).filter((file) => file.path !== SKILL_MD);
-        reads.recordLoad(record.name);
+        reads.recordLoad(record.name, client);
         return {
           content: [
             { type: 'text', text: loadHeader(record, files) },
@@ -188,7 +188,7 @@ export function registerSkillTools(server: McpServer, deps: McpServerDependencie
         const { record } = await reads.resolve(name.trim(), selectorFor(version));
         const file = await reads.file(record, path.trim());
         const filePath = file.path;
-        if (filePath === SKILL_MD) reads.recordLoad(record.name);
+        if (filePath === SKILL_MD) reads.recordLoad(record.name, client);
         const kind = classifyFile(filePath, file.bytes);
         if (kind.text !== undefined) return { content: [{ type: 'text', text: kind.text }] };
         const data = Buffer.from(file.bytes).toString('base64');

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { normalizeEntryPath } from '../bundle/paths.js';
 import { BundleError } from '../bundle/types.js';
 import { sortVersionsDescending } from '../bundle/version.js';
@@ -109,6 +110,9 @@ export class SkillReadService {
     private readonly search: SkillSearchService,
   ) {}
 
+  /** The names each cached GET /search answer holds, for search feedback when it is sent again. */
+  private readonly searchedNames = new LRUCache<string, string[]>({ max: 1_000 });
+
   /** The catalogue revision as of this request. */
   revision(): Promise<number> {
     return this.cache.revision();
@@ -184,6 +188,7 @@ export class SkillReadService {
     const query = checkedQuery(request.query);
     const shape = { query, limit: request.limit ?? null, tag: request.tag ?? null };
     const revision = await this.cache.revision();
+    const key = `search|${JSON.stringify(shape)}`;
     return {
       etag: revisionEtag(revision, 'search', shape),
       immutable: false,
@@ -191,16 +196,22 @@ export class SkillReadService {
       validity: { kind: 'catalogue', revision },
       body: async () => {
         const body = await this.cache.catalogueWide(
-          `search|${JSON.stringify(shape)}`,
+          key,
           revision,
           async () => {
             const results = await this.search.searchSkills({ ...request, query });
+            this.searchedNames.set(
+              key,
+              results.map((result) => result.name),
+            );
             return jsonBody(searchResponseSchema, { query, results });
           },
           true,
         );
         return { payload: body };
       },
+      // Each answer sent, cached or not, is a search a later load by the same client may follow.
+      onBody: (client) => this.search.noteSearch(client, query, this.searchedNames.get(key) ?? []),
     };
   }
 

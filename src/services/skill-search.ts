@@ -179,6 +179,11 @@ export class SkillSearchService {
     return { items: ranked, nextCursor: more ? encodeSearchCursor(offset + query.limit) : null };
   }
 
+  /** A search a client ran (a face that answers from a cache tells it here), best first. */
+  noteSearch(client: string, query: string, names: readonly string[]): void {
+    this.feedback.noteSearch(client, query, names);
+  }
+
   /** A layer-2 load of `skill` by `client` (clientKey): teaches the client's recent searches. */
   noteLoad(client: string, skill: string): void {
     this.feedback.noteLoad(client, skill);

@@ -2,12 +2,15 @@
  * Search feedback: a load that follows a search by the same client teaches the ranking, on this
  * replica at once and on another replica after the counts are written.
  */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { searchDocument } from '../../src/search/document.js';
 import { SearchIndex } from '../../src/search/search-index.js';
 import { uniqueName } from '../helpers/bundles.js';
 import { adminAuth, createTestApp, type TestApp, testConfig } from '../helpers/context.js';
+import { listening } from '../helpers/http.js';
 
 describe('learned boosts in the index', () => {
   const index = new SearchIndex();
@@ -74,6 +77,35 @@ describe('search feedback through the registry', () => {
     const [top] = await ctx.app.registry.search.searchSkills({ query: 'deploy checklist', limit: 5 });
     expect(top?.name).toBe(second);
     expect(top?.why).toContain('loaded by agents after searching: deploy, checklist');
+  });
+
+  it('learns from MCP too: search_skills then load_skill by the same client', async () => {
+    const a = uniqueName('mcp-alpha');
+    const b = uniqueName('mcp-beta');
+    expect((await publish(a, 'Rotate service credentials: rotate credentials weekly.')).statusCode).toBe(201);
+    expect((await publish(b, 'Credentials rotation policy for services.')).statusCode).toBe(201);
+    const client = new Client({ name: 'feedback-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', await listening(ctx.app))));
+    try {
+      const search = async () => {
+        const result = await client.callTool({
+          name: 'search_skills',
+          arguments: { query: 'rotate credentials' },
+        });
+        return (result.structuredContent as { results: { name: string; why: string }[] }).results;
+      };
+      expect((await search())[0]!.name).toBe(a);
+      for (let round = 0; round < 3; round++) {
+        await search();
+        const loaded = await client.callTool({ name: 'load_skill', arguments: { name: b } });
+        expect(loaded.isError).toBeFalsy();
+      }
+      const [top] = await search();
+      expect(top!.name).toBe(b);
+      expect(top!.why).toContain('loaded by agents after searching');
+    } finally {
+      await client.close();
+    }
   });
 
   it('is read by another replica once written', async () => {

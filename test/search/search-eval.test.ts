@@ -7,7 +7,13 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CORPUS_ROOT, corpusFolders, evalQueries, QUERIES_FILE } from '../../bench/search-eval/corpus.js';
-import { catalogueFace, measureFace, publishAll, type Send } from '../../bench/search-eval/measure.js';
+import {
+  catalogueFace,
+  measureFace,
+  publishAll,
+  type Send,
+  searchSkillsFace,
+} from '../../bench/search-eval/measure.js';
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/context.js';
 
 const present = existsSync(CORPUS_ROOT) && existsSync(QUERIES_FILE);
@@ -34,8 +40,11 @@ describe.skipIf(!present)('search evaluation on the public corpus', () => {
     await ctx?.close();
   });
 
-  it('GET /skills?q= puts a relevant skill in the first five for at least 90% of requests', async () => {
-    const result = await measureFace('GET /skills?q=', catalogueFace(send), evalQueries());
+  it.each([
+    { name: 'GET /skills?q=', face: () => catalogueFace(send) },
+    { name: 'search_skills (GET /search)', face: () => searchSkillsFace(send) },
+  ])('$name puts a relevant skill in the first five for at least 90% of requests', async ({ name, face }) => {
+    const result = await measureFace(name, face(), evalQueries());
     expect(result.errors).toBe(0);
     expect(result.recall5, JSON.stringify(result.misses.slice(0, 5))).toBeGreaterThanOrEqual(BAR.recall5);
     expect(result.mrr10).toBeGreaterThanOrEqual(BAR.mrr10);

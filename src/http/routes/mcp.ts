@@ -2,6 +2,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { clientKey } from '../../client-key.js';
 import { createMcpServer } from '../../mcp/server.js';
 import type { Registry } from '../../services/registry.js';
 import { problemResponses, sendProblem } from '../problem.js';
@@ -87,7 +88,12 @@ const mcpRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { r
       const parsed = parseBody(request);
       if (!parsed.ok) return sendJsonRpcError(reply, 400, -32700, 'Parse error: Invalid JSON');
 
-      const server = createMcpServer({ reads: registry.reads, search: registry.search, log: request.log });
+      const server = createMcpServer({
+        reads: registry.reads,
+        search: registry.search,
+        log: request.log,
+        client: clientKey(request.ip, request.headers.authorization),
+      });
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
         enableJsonResponse: true,
