@@ -7,7 +7,7 @@ import type { Slicer } from './slicer.js';
 import { countTokens } from './token-count.js';
 
 /**
- * Fitting the fragment into a token budget: whole skills are dropped, least recently loaded first,
+ * Fitting the fragment into a token budget: whole skills are dropped, least loaded first (dropOrder),
  * until the fragment, instructions and omitted line included, counts at most the budget. Candidates
  * are judged by the counts prompt-tokens.ts computes, and small ones are confirmed by a whole count.
  */
@@ -32,17 +32,22 @@ const VERIFY_LIMIT = 200_000;
 const SLACK = 16;
 
 /**
- * Budgets drop the least recently loaded skill first (never loaded counts as least recent), then the
- * longest entry, then by name so the answer is deterministic.
+ * Budgets keep the most loaded skills: the order drops the fewest recorded loads first, then the least
+ * recently loaded (never loaded counts as least recent), then the longest entry, then by name so the
+ * answer is deterministic. All-time counts rather than recency alone: one load of a rarely used skill
+ * must not push out one agents load all day; recency only separates equal counts.
  */
 function dropOrder(skills: readonly PromptSkill[], entryTokens: Float64Array): Int32Array {
+  const loads = new Float64Array(skills.length);
   const loaded = new Float64Array(skills.length);
   for (let i = 0; i < skills.length; i++) {
+    loads[i] = skills[i]!.loadCount;
     loaded[i] = skills[i]!.lastLoadedAt?.getTime() ?? Number.NEGATIVE_INFINITY;
   }
   const order = new Int32Array(skills.length);
   for (let i = 0; i < order.length; i++) order[i] = i;
   return order.sort((a, b) => {
+    if (loads[a] !== loads[b]) return loads[a]! - loads[b]!;
     if (loaded[a] !== loaded[b]) return loaded[a]! < loaded[b]! ? -1 : 1;
     if (entryTokens[a] !== entryTokens[b]) return entryTokens[b]! - entryTokens[a]!;
     return skills[a]!.name < skills[b]!.name ? -1 : 1;

@@ -55,6 +55,7 @@ function corpusSkills(): PromptSkill[] {
         version: '1.0.0',
         digest,
         tokens: { body: 1 },
+        loadCount: 0,
         lastLoadedAt: null,
       });
     } catch {
@@ -205,6 +206,7 @@ describe('entries of any name and description', () => {
         version: '1.0.0',
         digest: `sha256:${i}-${j}`,
         tokens: { body: 1 },
+        loadCount: 0,
         lastLoadedAt: null,
       })),
     );
@@ -216,8 +218,8 @@ describe('entries of any name and description', () => {
 });
 
 /**
- * What the budget semantics say, computed the slow way: drop skills in order (least recently loaded,
- * then longest entry, then name), counting each candidate fragment whole, and stop at the first fit.
+ * What the budget semantics say, computed the slow way: drop skills in order (fewest loads, least
+ * recently loaded, then longest entry, then name), counting each candidate fragment whole, and stop at the first fit.
  */
 async function referenceOmitted(
   skills: PromptSkill[],
@@ -227,6 +229,7 @@ async function referenceOmitted(
   const full = await buildPrompt(skills, layout);
   const entryTokens = new Map(full.included.map((skill) => [skill.name, skill.tokens.entry]));
   const order = [...skills].sort((a, b) => {
+    if (a.loadCount !== b.loadCount) return a.loadCount - b.loadCount;
     const at = a.lastLoadedAt?.getTime() ?? Number.NEGATIVE_INFINITY;
     const bt = b.lastLoadedAt?.getTime() ?? Number.NEGATIVE_INFINITY;
     if (at !== bt) return at < bt ? -1 : 1;
@@ -260,6 +263,8 @@ describe('budgets', () => {
       version: '1.0.0',
       digest: `sha256:budget-${i}`,
       tokens: { body: 1 },
+      // Counts and times vary independently, so both the count and the recency order the drops.
+      loadCount: i % 3 === 0 ? 0 : 1 + (i % 2),
       lastLoadedAt: i % 3 === 0 ? null : at(i % 5),
     }));
     for (const style of ['xml', 'markdown'] as const) {
@@ -286,6 +291,7 @@ describe('budgets', () => {
       version: '1.0.0',
       digest: `sha256:many-${i}`,
       tokens: { body: 1 },
+      loadCount: 0,
       lastLoadedAt: null,
     }));
     for (const style of ['xml', 'markdown'] as const) {

@@ -448,11 +448,17 @@ describe('GET /prompt caching and freshness', () => {
 });
 
 describe('buildPrompt', () => {
-  const skill = (name: string, description: string, lastLoadedAt: Date | null = null): PromptSkill => ({
+  const skill = (
+    name: string,
+    description: string,
+    lastLoadedAt: Date | null = null,
+    loadCount = lastLoadedAt ? 1 : 0,
+  ): PromptSkill => ({
     name,
     description,
     version: '1.0.0',
     tokens: { body: 10 },
+    loadCount,
     lastLoadedAt,
   });
 

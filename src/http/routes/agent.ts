@@ -57,7 +57,7 @@ const agentRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, {
         tags: ['agents'],
         summary: 'System-prompt fragment listing the skills',
         description:
-          'One string to append to a system message: short instructions (skills are not tools; call `load_skill` with the name before following one) and the selected skills in the `<available_skills>` layout (`format=xml`, default), as a Markdown list (`format=markdown`), or as `{prompt, tokens, included, omitted}` (`format=json`). Each skill carries its absolute content URL. Select with `name` (repeatable), `tag` and `q`. `budget=N` keeps the whole fragment within N tokens (o200k_base), dropping the least recently loaded skills first (then the longest) and naming them. Skills with `disable-model-invocation: true` are never listed.',
+          'One string to append to a system message: short instructions (skills are not tools; call `load_skill` with the name before following one) and the selected skills in the `<available_skills>` layout (`format=xml`, default), as a Markdown list (`format=markdown`), or as `{prompt, tokens, included, omitted}` (`format=json`). Each skill carries its absolute content URL. Select with `name` (repeatable), `tag` and `q`. `budget=N` keeps the whole fragment within N tokens (o200k_base), dropping the least loaded skills first (fewest recorded loads, then least recently loaded, then the longest) and naming them. Skills with `disable-model-invocation: true` are never listed.',
         operationId: 'getPrompt',
         querystring: selectionQuery.extend({
           format: z.enum(['xml', 'markdown', 'json']).default('xml'),
