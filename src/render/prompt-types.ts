@@ -6,6 +6,12 @@
 
 export type PromptStyle = 'xml' | 'markdown';
 
+/**
+ * list: every selected skill, turning search-first only when a budget cannot hold them all; search:
+ * search-first always (the instructions send the model to search_skills when no listed skill fits).
+ */
+export type PromptMode = 'list' | 'search';
+
 export interface PromptOptions {
   style: PromptStyle;
   /** Absolute base URL of the registry, without a trailing slash. */

@@ -188,13 +188,16 @@ describe('the in-memory agent catalogue behind /prompt and /tools', () => {
     const held = entries.filter((entry) => entry.name.startsWith(stem));
     expect(held).toHaveLength(3);
     for (const entry of held) expect(entry.description).toBeUndefined();
-    // The smallest budget that lists one of the three describes that one only, and names the others.
+    // The smallest budget that lists one of the three and names the others (a little more than the
+    // one that only counts them) describes that one only.
     const markers = ['risky', 'Glossar', 'odd'];
     let fit: { prompt: string; included: { name: string }[] } | undefined;
     for (let budget = 150; budget < 2000 && !fit; budget += 5) {
       const res = await app.inject(`/prompt?format=json&${selection}&budget=${budget}`);
       const body = res.json() as { prompt: string; included: { name: string }[] };
-      if (res.statusCode === 200 && body.included.length === 1) fit = body;
+      if (res.statusCode === 200 && body.included.length === 1 && body.prompt.includes('load them by name')) {
+        fit = body;
+      }
     }
     expect(fit).toBeDefined();
     const listed = names.indexOf(fit!.included[0]!.name);
@@ -271,9 +274,14 @@ describe('the in-memory agent catalogue behind /prompt and /tools', () => {
     const selection = names.map((name) => `&name=${name}`).join('');
     const all = await promptJson(app, selection);
     expect(all.included).toHaveLength(3);
-    /** The skills the smallest budget that lists any of the three lists. */
+    /**
+     * The skills the smallest budget that lists any of the three lists. Each round asks other budgets:
+     * a rendering cached before the loads may be served a while after them on a busy machine.
+     */
+    let round = 0;
     const keptByBudget = async (): Promise<string[]> => {
-      for (let budget = 200; budget < 2000; budget += 10) {
+      round += 1;
+      for (let budget = 200 + round; budget < 2000; budget += 10) {
         const fit = await app.inject(`/prompt?format=json${selection}&budget=${budget}`);
         if (fit.statusCode !== 200) continue;
         const kept = (fit.json() as PromptJson).included.map((skill) => skill.name);
