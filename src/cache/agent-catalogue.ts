@@ -13,9 +13,10 @@ import type { CatalogueState } from './catalogue-state.js';
  * default), kept current by reading only what changed.
  *
  * Reading the whole selection from PostgreSQL takes long at large catalogues (docs/PERFORMANCE.md),
- * and holds the whole result in memory while it is parsed. Every write stamps its skill with the catalogue revision
- * it produced (and every flush of recorded loads stamps the loaded skills with the loads revision), so
- * catching up from revision R is one indexed statement that returns the few skills stamped above R
+ * and holds the whole result in memory while it is parsed. Every write stamps its skill with the
+ * catalogue revision it produced (and every flush of recorded loads stamps the loaded skills with the
+ * loads revision, in the statement that adds to their load counts), so catching up from revision R is
+ * one indexed statement that returns the few skills stamped above R, load counts included
  * (CatalogueRepository.agentCatalogueSince). The copy is replaced, never changed in place: a rendering
  * that yields to the event loop keeps a consistent snapshot while the next one is made.
  *
@@ -49,6 +50,7 @@ class MirroredSkill implements AgentSkill {
     this.disableModelInvocation = entry.disableModelInvocation;
     this.bodyTokens = entry.tokens.body;
     this.loadedAt = entry.lastLoadedAt?.getTime() ?? -1;
+    this.loadCount = entry.loadCount;
     const counts = entry.promptTokens;
     this.description = counts ? undefined : entry.description;
     this.digest = counts ? undefined : entry.digest;
@@ -60,6 +62,8 @@ class MirroredSkill implements AgentSkill {
   readonly name: string;
   readonly description: string | undefined;
   readonly disableModelInvocation: string | null;
+  /** One field more per entry (a small integer, held in the field itself): what budgets rank by. */
+  readonly loadCount: number;
   private readonly bodyTokens: number;
   /** Milliseconds since the epoch; -1 when never loaded. */
   private readonly loadedAt: number;

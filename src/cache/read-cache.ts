@@ -193,7 +193,7 @@ export class ReadCache {
 
   /**
    * Like catalogueWide, for renderings that also depend on the loads revision (budgeted prompts drop
-   * the least recently loaded skills first). Loads only order such a rendering, and are themselves
+   * the least loaded skills first). Loads only order such a rendering, and are themselves
    * written in batches every few seconds; so when the rendering is expensive, a change of loads alone
    * renders it again at most once per LOADS_REFRESH_FACTOR times its cost (capped at a minute). However
    * busy the content routes keep the loads, re-rendering then stays a small share of the process's time.

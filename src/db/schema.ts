@@ -27,7 +27,7 @@ export const skills = pgTable(
     name: text('name').notNull().unique(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
-    /** When an agent last loaded the body (layer 2); budgets drop the least recently loaded first. */
+    /** When an agent last loaded the body (layer 2); budgets keep the most loaded, then most recent. */
     lastLoadedAt: timestamp('last_loaded_at', { withTimezone: true }),
     loadCount: bigint('load_count', { mode: 'number' }).notNull().default(0),
     /**

@@ -1,13 +1,19 @@
 import { dropOrderOfSelection } from '../cache/prompt-memo.js';
 import { AppError } from '../errors.js';
-import type { FragmentRenderer, RenderedPrompt } from './prompt-render.js';
-import { type CountedEntry, type EntryTokens, type Layout, omittedLineTokens } from './prompt-tokens.js';
-import type { PromptOptions, PromptSkill } from './prompt-types.js';
+import type { FragmentRenderer, RenderedPrompt, RenderStyle } from './prompt-render.js';
+import {
+  type CountedEntry,
+  type EntryTokens,
+  type Layout,
+  namedLineTokens,
+  unlistedLineTokens,
+} from './prompt-tokens.js';
+import type { PromptMode, PromptOptions, PromptSkill } from './prompt-types.js';
 import type { Slicer } from './slicer.js';
 import { countTokens } from './token-count.js';
 
 /**
- * Fitting the fragment into a token budget: whole skills are dropped, least recently loaded first,
+ * Fitting the fragment into a token budget: whole skills are dropped, least loaded first (dropOrder),
  * until the fragment, instructions and omitted line included, counts at most the budget. Candidates
  * are judged by the counts prompt-tokens.ts computes, and small ones are confirmed by a whole count.
  */
@@ -32,17 +38,22 @@ const VERIFY_LIMIT = 200_000;
 const SLACK = 16;
 
 /**
- * Budgets drop the least recently loaded skill first (never loaded counts as least recent), then the
- * longest entry, then by name so the answer is deterministic.
+ * Budgets keep the most loaded skills: the order drops the fewest recorded loads first, then the least
+ * recently loaded (never loaded counts as least recent), then the longest entry, then by name so the
+ * answer is deterministic. All-time counts rather than recency alone: one load of a rarely used skill
+ * must not push out one agents load all day; recency only separates equal counts.
  */
 function dropOrder(skills: readonly PromptSkill[], entryTokens: Float64Array): Int32Array {
+  const loads = new Float64Array(skills.length);
   const loaded = new Float64Array(skills.length);
   for (let i = 0; i < skills.length; i++) {
+    loads[i] = skills[i]!.loadCount;
     loaded[i] = skills[i]!.lastLoadedAt?.getTime() ?? Number.NEGATIVE_INFINITY;
   }
   const order = new Int32Array(skills.length);
   for (let i = 0; i < order.length; i++) order[i] = i;
   return order.sort((a, b) => {
+    if (loads[a] !== loads[b]) return loads[a]! - loads[b]!;
     if (loaded[a] !== loaded[b]) return loaded[a]! < loaded[b]! ? -1 : 1;
     if (entryTokens[a] !== entryTokens[b]) return entryTokens[b]! - entryTokens[a]!;
     return skills[a]!.name < skills[b]!.name ? -1 : 1;
@@ -73,25 +84,6 @@ function firstWithin(low: number, high: number, cost: (k: number) => number, lim
   return low;
 }
 
-/** The greatest k in [low, high] that `holds`, for a test that holds up to some k; -1 if none. */
-async function lastHolding(
-  low: number,
-  high: number,
-  holds: (k: number) => Promise<boolean>,
-): Promise<number> {
-  let best = -1;
-  while (low <= high) {
-    const middle = Math.floor((low + high) / 2);
-    if (await holds(middle)) {
-      best = middle;
-      low = middle + 1;
-    } else {
-      high = middle - 1;
-    }
-  }
-  return best;
-}
-
 /** Whole count of a rendered fragment, a part at a time. */
 async function wholeCount(parts: readonly string[], slicer: Slicer): Promise<number> {
   let tokens = 0;
@@ -108,6 +100,8 @@ export interface FitInput {
   options: PromptOptions;
   /** Undefined: every skill is listed. */
   budget: number | undefined;
+  /** search: the fragment is search-first even when every skill fits. */
+  mode: PromptMode;
   layout: Layout;
   entries: EntryTokens;
   renderer: FragmentRenderer;
@@ -120,16 +114,22 @@ interface Candidate {
   tokens: number;
 }
 
-/** The fragment chosen, which skills it lists (`kept`, by index) and which it dropped, in drop order. */
+/**
+ * The fragment chosen, which skills it lists (`kept`, by index), which it dropped, in drop order, and
+ * whether its instructions are search-first.
+ */
 export interface FittedPrompt extends Candidate {
   kept: Uint8Array;
   dropped: ArrayLike<number>;
+  searchFirst: boolean;
 }
 
 /**
- * The fragment for the given skills, fitted into the budget when there is one: whole skills are
- * dropped until it fits, every dropped skill named in the omitted line, then as many of their names as
- * fit; a budget below what the fragment needs with every skill dropped is refused.
+ * The fragment for the given skills, fitted into the budget when there is one. When every skill
+ * fits, it lists them all (search-first only with mode=search). Otherwise it turns search-first: whole
+ * skills are dropped, least loaded first, until the fragment fits with the omitted line naming the
+ * dropped skills or, when even that does not fit, counting them; a budget below what the search-first
+ * fragment needs with every skill dropped is refused.
  */
 export async function fitPrompt(input: FitInput): Promise<FittedPrompt> {
   return await new BudgetFitting(input).fit();
@@ -142,48 +142,70 @@ class BudgetFitting {
   private droppedCount = 0;
   /** Set once a whole count disagreed with a computed one: candidates near the budget are then counted whole. */
   private exact = false;
+  private searchFirst: boolean;
+  /** With every skill dropped: whether the line naming them is shorter than the one counting them. */
+  private namesShortest = false;
 
   constructor(private readonly input: FitInput) {
     this.kept = new Uint8Array(input.skills.length).fill(1);
+    this.searchFirst = input.mode === 'search';
   }
 
   async fit(): Promise<FittedPrompt> {
     const { skills, options, layout, entries } = this.input;
     const count = skills.length;
-    const full = await this.accept(layout.total(entries.total, this.entry(count - 1), 0));
+    const all = layout.total(entries.total, this.entry(count - 1), 0, this.searchFirst);
+    const full = await this.accept(all, false);
     if (full) return this.fitted(full, []);
     // accept() takes any candidate without a budget, so there is one from here on.
     const budget = this.input.budget!;
+    if (count === 0) throw new PromptBudgetError(budget, countTokens((await this.render(false)).prompt));
+    // Not every skill fits: the fragment lists the most loaded that do and sends the model to search
+    // for the rest.
+    this.searchFirst = true;
     const order = rememberedDropOrder(skills, entries.byIndex, options);
-    const fit = (await this.dropInOrder(order, budget)) ?? (await this.spellOutNames(order, budget));
+    const fit = await this.dropInOrder(order, budget);
     if (fit) return fit;
-    throw new PromptBudgetError(budget, countTokens((await this.render(0)).prompt));
+    throw new PromptBudgetError(budget, countTokens((await this.render(this.namesShortest)).prompt));
   }
 
   /**
-   * Drops skills in order until the fragment fits, every dropped skill named. Dropping a skill always
-   * saves tokens (its entry holds its name twice and more; the omitted line gains the name and a
-   * comma), so the first count of dropped skills that may fit is found by bisection over prefix sums
-   * in drop order, and only candidates from there on are rendered. Leaves every skill dropped when
-   * none fits.
+   * Drops skills in order until the fragment fits with the omitted line naming the dropped skills,
+   * or else counting them. Dropping a skill always saves tokens (its entry holds its name twice and
+   * more; the named line gains the name and a comma, the counting line a digit at most), so the first
+   * count of dropped skills that may fit is found by bisection over prefix sums in drop order, and
+   * only candidates from there on are rendered. Leaves every skill dropped when none fits.
    */
   private async dropInOrder(order: Int32Array, budget: number): Promise<FittedPrompt | undefined> {
     const { skills, slicer } = this.input;
-    const computedAfter = await this.tokensAfterDropping(order);
-    for (let k = firstWithin(1, skills.length, computedAfter, budget + SLACK); k <= skills.length; k++) {
-      const computed = computedAfter(k);
-      if (computed > budget + SLACK) continue;
+    const { named, unlisted } = await this.tokensAfterDropping(order);
+    const least = (k: number) => Math.min(named(k), unlisted(k));
+    const limit = budget + SLACK;
+    for (let k = firstWithin(1, skills.length, least, limit); k <= skills.length; k++) {
+      if (least(k) > limit) continue;
       this.dropFirst(order, k);
-      const fit = await this.accept(computed);
-      if (fit) return this.fitted(fit, order.subarray(0, k));
+      // Names first: they tell the model more than a count, for the same skills listed.
+      for (const names of [true, false]) {
+        const computed = names ? named(k) : unlisted(k);
+        if (computed > limit) continue;
+        const fit = await this.accept(computed, names);
+        if (fit) return this.fitted(fit, order.subarray(0, k));
+      }
       if (slicer.due()) await slicer.pause();
     }
     this.dropFirst(order, skills.length);
+    // Naming every skill is only the shorter line for a very few (and is never rendered otherwise).
+    this.namesShortest = named(skills.length) < unlisted(skills.length);
     return undefined;
   }
 
-  /** The computed tokens of the fragment once the first k skills of `order` are dropped, by k. */
-  private async tokensAfterDropping(order: Int32Array): Promise<(k: number) => number> {
+  /**
+   * The computed tokens of the search-first fragment once the first k skills of `order` are dropped,
+   * by k: with the omitted line naming them, and with the line counting them.
+   */
+  private async tokensAfterDropping(
+    order: Int32Array,
+  ): Promise<{ named: (k: number) => number; unlisted: (k: number) => number }> {
     const { layout, entries, slicer } = this.input;
     const count = order.length;
     const droppedEntries = new Float64Array(count + 1);
@@ -198,54 +220,33 @@ class BudgetFitting {
     const lastKept = new Int32Array(count + 1);
     lastKept[count] = -1;
     for (let k = count - 1; k >= 0; k--) lastKept[k] = Math.max(order[k]!, lastKept[k + 1]!);
-    return (k) =>
-      layout.total(
-        entries.total - droppedEntries[k]!,
-        this.entry(lastKept[k]!),
-        omittedLineTokens(k, k, droppedNames[k]!),
-      );
-  }
-
-  /** Every skill dropped and the names alone do not fit: spells out as many of them as fit. */
-  private async spellOutNames(order: Int32Array, budget: number): Promise<FittedPrompt | undefined> {
-    const { skills, layout } = this.input;
-    const count = skills.length;
-    const prefix = new Float64Array(count + 1);
-    for (let i = 0; i < count; i++) prefix[i + 1] = prefix[i]! + layout.listedTokens(i);
-    const computedFor = (listed: number) =>
-      layout.total(0, undefined, omittedLineTokens(count, listed, prefix[listed]!));
-    const fits = async (listed: number): Promise<boolean> =>
-      this.exact
-        ? (await this.accept(computedFor(listed), listed)) !== undefined
-        : computedFor(listed) <= budget;
-    // A second search only runs when the whole count of the first one's answer disagreed.
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const best = await lastHolding(0, count, fits);
-      if (best < 0) break;
-      const fit = await this.accept(computedFor(best), best);
-      if (fit) return this.fitted(fit, order);
-    }
-    return undefined;
+    const total = (k: number, lineTokens: number) =>
+      layout.total(entries.total - droppedEntries[k]!, this.entry(lastKept[k]!), lineTokens, true);
+    return {
+      named: (k) => total(k, namedLineTokens(k, droppedNames[k]!)),
+      unlisted: (k) => total(k, unlistedLineTokens(k)),
+    };
   }
 
   /**
-   * The current candidate, rendered with the first `spelled` omitted names spelled out, if it fits:
-   * by its computed count, confirmed by a whole count when the text is small enough (after a
+   * The current candidate, rendered (its omitted line naming the dropped skills or counting them), if
+   * it fits: by its computed count, confirmed by a whole count when the text is small enough (after a
    * disagreement, every candidate near the budget is counted whole). Without a budget, any fits.
    */
-  private async accept(computed: number, spelled?: number): Promise<Candidate | undefined> {
+  private async accept(computed: number, names: boolean): Promise<Candidate | undefined> {
     const { budget, slicer } = this.input;
-    if (budget === undefined) return { rendered: await this.render(spelled), tokens: computed };
+    if (budget === undefined) return { rendered: await this.render(names), tokens: computed };
     if (computed > budget + (this.exact ? SLACK : 0)) return undefined;
-    const rendered = await this.render(spelled);
+    const rendered = await this.render(names);
     if (!this.exact && rendered.prompt.length > VERIFY_LIMIT) return { rendered, tokens: computed };
     const tokens = await wholeCount(rendered.parts, slicer);
     if (tokens !== computed) this.exact = true;
     return tokens <= budget ? { rendered, tokens } : undefined;
   }
 
-  private render(spelled?: number): Promise<RenderedPrompt> {
-    return this.input.renderer.render(this.kept, spelled);
+  private render(names: boolean): Promise<RenderedPrompt> {
+    const style: RenderStyle = { searchFirst: this.searchFirst, names };
+    return this.input.renderer.render(this.kept, style);
   }
 
   /** Drops the first `count` skills of `order` from `kept` (those not dropped yet). */
@@ -259,6 +260,6 @@ class BudgetFitting {
   }
 
   private fitted(candidate: Candidate, dropped: ArrayLike<number>): FittedPrompt {
-    return { ...candidate, kept: this.kept, dropped };
+    return { ...candidate, kept: this.kept, dropped, searchFirst: this.searchFirst };
   }
 }

@@ -13,7 +13,7 @@ const omittedSchema = z.object({
   reason: z
     .enum(['budget', 'not-found', 'model-invocation-disabled'])
     .describe(
-      'budget: dropped to fit budget= (the fragment names it); not-found: a name= with no current version under the tag; model-invocation-disabled: disable-model-invocation is true',
+      'budget: dropped to fit budget= (the search-first fragment names it, or counts it when the names do not fit); not-found: a name= with no current version under the tag; model-invocation-disabled: disable-model-invocation is true',
     ),
 });
 
@@ -32,6 +32,11 @@ export const promptJsonSchema = z.object({
     }),
   ),
   omitted: z.array(omittedSchema),
+  searchFirst: z
+    .boolean()
+    .describe(
+      'true when the instructions send the model to the search_skills tool for skills not listed: mode=search, or a budget that could not hold every selected skill',
+    ),
 });
 
 /** Entries encoded, and characters converted to UTF-8, per turn of the event loop. */
@@ -65,7 +70,7 @@ export async function promptJsonBody(
   texts.push(...(await encodeInSlices(promptJsonSchema.shape.included, value.included)));
   texts.push(',"omitted":');
   texts.push(...(await encodeInSlices(promptJsonSchema.shape.omitted, value.omitted)));
-  texts.push('}');
+  texts.push(`,"searchFirst":${JSON.stringify(value.searchFirst)}}`);
   return bytesInSlices(texts);
 }
 

@@ -1,12 +1,14 @@
 import type { PromptOptions, PromptSkill, PromptStyle } from './prompt-types.js';
 import type { Slicer } from './slicer.js';
-import { LOAD_SKILL_TOOL, READ_SKILL_FILE_TOOL } from './tools.js';
+import { LOAD_SKILL_TOOL, READ_SKILL_FILE_TOOL, SEARCH_SKILLS_TOOL } from './tools.js';
 import { escapeXml } from './xml.js';
 
 /**
  * The text of the system-prompt fragment: the instructions, the entries in the `<available_skills>`
- * layout of the Agent Skills reference tooling (or a Markdown list), and the line naming the skills a
- * budget left out. prompt-tokens.ts counts the same text in parts, so the two change together.
+ * layout of the Agent Skills reference tooling (or a Markdown list), and the line naming (or counting)
+ * the skills a budget left out. A fragment that leaves skills out is search-first: its instructions
+ * send the model to search_skills when no listed skill fits. prompt-tokens.ts counts the same text
+ * in parts, so the two change together.
  */
 
 /** The absolute layer-2 URL of a skill, which `<location>` carries. */
@@ -15,18 +17,31 @@ export function skillLocation(baseUrl: string, name: string, tag?: string): stri
   return `${baseUrl}/skills/${encodeURIComponent(name)}/content${query}`;
 }
 
-function instructions(style: PromptStyle): string {
+function instructions(style: PromptStyle, searchFirst: boolean): string {
   const location = style === 'xml' ? "the skill's <location> URL" : "the skill's location URL";
-  return [
+  const lines = [
     "The skills below are packaged instructions for specific tasks. A skill is not a tool: never call a skill's name as a tool.",
     `When a task matches a skill's description, first call the ${LOAD_SKILL_TOOL} tool with the skill's name (${LOAD_SKILL_TOOL} {"name": "<skill name>"}), then follow the instructions it returns; read any file they mention with ${READ_SKILL_FILE_TOOL}. Without these tools, fetch ${location} instead.`,
-    'Use only the skills listed here, and only when they fit the task.',
-  ].join('\n');
+  ];
+  if (!searchFirst) {
+    lines.push('Use only the skills listed here, and only when they fit the task.');
+  } else {
+    // The list is partial: "nothing listed fits" must lead to a search before the task is done
+    // without a skill, and a search result to load_skill (scripted agent loops check that order).
+    lines.push(
+      `The list below may be incomplete: when no skill listed here matches the task, first call the ${SEARCH_SKILLS_TOOL} tool with a short description of the task (${SEARCH_SKILLS_TOOL} {"query": "<the task in a few words>"}), then call ${LOAD_SKILL_TOOL} with the name of the result that matches and follow its instructions. Do the task without a skill only when no result matches.`,
+      `Use only skills listed here or returned by ${SEARCH_SKILLS_TOOL}, and only when they fit the task.`,
+    );
+  }
+  return lines.join('\n');
 }
 
-/** What comes before the first entry: the heading (markdown), the instructions, the list's opening. */
-export function fragmentHead(style: PromptStyle): string {
-  const head = `${instructions(style)}\n\n`;
+/**
+ * What comes before the first entry: the heading (markdown), the instructions, the list's opening.
+ * `searchFirst`: the instructions for a list that may be partial (see instructions()).
+ */
+export function fragmentHead(style: PromptStyle, searchFirst = false): string {
+  const head = `${instructions(style, searchFirst)}\n\n`;
   return style === 'markdown' ? `## Available skills\n\n${head}` : `${head}<available_skills>\n`;
 }
 
@@ -34,6 +49,12 @@ export function fragmentHead(style: PromptStyle): string {
 export const XML_LIST_END = '</available_skills>\n';
 /** markdown: what stands for the list when no skill is listed. */
 export const EMPTY_MARKDOWN = '(no skills are available)\n';
+/** markdown, search-first: the same, when skills may still be found by searching. */
+export const EMPTY_MARKDOWN_SEARCH = '(no skills are listed here)\n';
+
+export function emptyMarkdown(searchFirst: boolean): string {
+  return searchFirst ? EMPTY_MARKDOWN_SEARCH : EMPTY_MARKDOWN;
+}
 
 export function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
@@ -60,24 +81,26 @@ export function renderEntry(
 /** How the omitted line begins when it names skills. */
 export const OMITTED_PREFIX = 'Also available but not described here, to save space (load them by name):';
 
-/** The line naming skills left out for the budget: `shown` spelled out, of `total` left out. */
-function omittedLine(shown: readonly string[], total: number): string {
-  if (total === 0) return '';
-  const rest = total - shown.length;
-  if (shown.length === 0) return unlistedLine(rest);
-  return `${OMITTED_PREFIX} ${shown.join(', ')}${rest > 0 ? ` and ${rest} more` : ''}.\n`;
+/** The line naming the skills left out for the budget (the fragment is then search-first). */
+function omittedLine(names: readonly string[]): string {
+  return names.length === 0 ? '' : `${OMITTED_PREFIX} ${names.join(', ')}.\n`;
 }
 
-/** The omitted line when it names none of the `count` skills left out. */
+/** The line counting the `count` skills left out when their names do not fit either. */
 export function unlistedLine(count: number): string {
-  return `${count} more skill${count === 1 ? ' is' : 's are'} available but not described here, to save space.\n`;
+  return `${count} more skill${count === 1 ? ' is' : 's are'} available but not described here: find ${count === 1 ? 'it' : 'them'} with ${SEARCH_SKILLS_TOOL}.\n`;
 }
 
 /** The fragment, in parts (see PromptResult.parts): `entries` are the entries, joined or not. */
-function assemble(entries: readonly string[], omitted: string, style: PromptStyle): string[] {
-  const head = fragmentHead(style);
+function assemble(
+  entries: readonly string[],
+  omitted: string,
+  style: PromptStyle,
+  searchFirst: boolean,
+): string[] {
+  const head = fragmentHead(style, searchFirst);
   if (style === 'markdown') {
-    const list = entries.length > 0 ? [...entries] : [EMPTY_MARKDOWN];
+    const list = entries.length > 0 ? [...entries] : [emptyMarkdown(searchFirst)];
     if (!omitted) return [head, ...list];
     // The blank line before the omitted line goes with the list: `)\n\n` is one pre-token.
     list[list.length - 1] += '\n';
@@ -106,6 +129,15 @@ export interface RenderedPrompt {
 const ENTRIES_PER_PART = 1000;
 
 /**
+ * How a candidate fragment is written: `searchFirst` selects the instructions; `names` whether the
+ * omitted line names the skills left out (else it counts them).
+ */
+export interface RenderStyle {
+  searchFirst: boolean;
+  names: boolean;
+}
+
+/**
  * Renders the fragments one buildPrompt call considers: the same skills, each kept (listed) or left
  * out (named in the omitted line, or counted in it).
  */
@@ -123,10 +155,10 @@ export class FragmentRenderer {
   ) {}
 
   /**
-   * The fragment listing the skills whose `kept` flag is set; the omitted line names the first
-   * `spelled` of the others (in catalogue order, as the entries are), and counts the rest.
+   * The fragment listing the skills whose `kept` flag is set; the omitted line names the others (in
+   * catalogue order, as the entries are) or counts them.
    */
-  async render(kept: Uint8Array, spelled = this.skills.length): Promise<RenderedPrompt> {
+  async render(kept: Uint8Array, { searchFirst, names: named }: RenderStyle): Promise<RenderedPrompt> {
     await this.describe(kept);
     const { skills, options, described, slicer } = this;
     const entryParts: string[] = [];
@@ -142,13 +174,14 @@ export class FragmentRenderer {
           entries = [];
         }
       } else {
-        if (left < spelled) names.push(skills[i]!.name);
+        if (named) names.push(skills[i]!.name);
         left += 1;
       }
       if (slicer.due()) await slicer.pause();
     }
     if (entries.length > 0) entryParts.push(entries.join(''));
-    const parts = assemble(entryParts, omittedLine(names, left), options.style);
+    const line = left === 0 ? '' : named ? omittedLine(names) : unlistedLine(left);
+    const parts = assemble(entryParts, line, options.style, searchFirst);
     return { prompt: concatenate(parts), parts };
   }
 

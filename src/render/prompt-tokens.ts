@@ -1,7 +1,7 @@
 import { countsOf } from '../cache/prompt-memo.js';
 import {
   descriptionOf,
-  EMPTY_MARKDOWN,
+  emptyMarkdown,
   fragmentHead,
   OMITTED_PREFIX,
   oneLine,
@@ -29,8 +29,8 @@ import { escapeXml } from './xml.js';
 //   markdown  `- **N**:` | ` D` | ` (location: BASE/skills` | `/N` | `/content?tag=T)\n`
 // That holds for the names the registry accepts (a-z, 0-9, inner hyphens); any other entry is counted
 // whole. The omitted line is `Also available ... (load them by name):` | ` N1` | `,` | ` N2` ... | `.\n`
-// (or ` and R more.\n`). Markdown puts a blank line between the last entry and that line, and `)\n\n`
-// is one pre-token: the last entry is counted with it. test/render/prompt-tokens.test.ts checks the sums
+// (the line counting them instead is counted whole). Markdown puts a blank line between the last
+// entry and that line, and `)\n\n` is one pre-token: the last entry is counted with it. test/render/prompt-tokens.test.ts checks the sums
 // against whole counts over a corpus of real skills.
 
 /** Names whose entries split as above: what the registry accepts as a skill name. */
@@ -70,24 +70,30 @@ export interface CountedEntry {
   tokens: number;
 }
 
+/** The fixed parts of a fragment that depend on its instructions (list or search-first). */
+interface HeadTokens {
+  /** The instructions and what comes before the first entry, as fragmentHead() writes them. */
+  head: number;
+  /** markdown: the placeholder when no skill is listed, alone and before the omitted line. */
+  empty: number;
+  emptyBeforeOmitted: number;
+}
+
 /** Per-rendering constants: the parts of the fragment that do not depend on the skills. */
 export class Layout {
-  /** The instructions and what comes before the first entry, as fragmentHead() writes them. */
-  readonly headTokens: number;
   /** Tokens of the fixed parts of an entry (see above). */
   readonly entryFixed: number;
   /** xml: `</available_skills>\n`. */
   readonly closeTokens: number;
   /** markdown: what the blank line adds to the last entry before the omitted line. */
   readonly lastEntryNewline: number;
-  /** markdown: the placeholder when no skill is listed, alone and before the omitted line. */
-  readonly emptyTokens: number;
-  readonly emptyBeforeOmittedTokens: number;
 
   /** The remembered counts of each skill whose entry is counted in parts, by index; null for the rest. */
   private readonly memoized: (PromptEntryTokens | null)[];
   /** newlineAfter of entries counted whole, by index. */
   private readonly newlineAdded = new Map<number, number>();
+  /** HeadTokens of the list and the search-first fragment, counted when first needed. */
+  private readonly heads: [HeadTokens | undefined, HeadTokens | undefined] = [undefined, undefined];
 
   constructor(
     readonly options: PromptOptions,
@@ -101,8 +107,6 @@ export class Layout {
       this.entryFixed = countTokens(` (location: ${baseUrl}/skills`) + countTokens(end);
       this.closeTokens = 0;
       this.lastEntryNewline = countTokens(`${end}\n`) - countTokens(end);
-      this.emptyTokens = countTokens(EMPTY_MARKDOWN);
-      this.emptyBeforeOmittedTokens = countTokens(`${EMPTY_MARKDOWN}\n`);
     } else {
       this.entryFixed =
         countTokens('<skill>\n') +
@@ -111,10 +115,22 @@ export class Layout {
         countTokens('</skill>\n');
       this.closeTokens = countTokens(XML_LIST_END);
       this.lastEntryNewline = 0;
-      this.emptyTokens = 0;
-      this.emptyBeforeOmittedTokens = 0;
     }
-    this.headTokens = countTokens(fragmentHead(style));
+  }
+
+  private headsOf(searchFirst: boolean): HeadTokens {
+    const at = searchFirst ? 1 : 0;
+    const known = this.heads[at];
+    if (known) return known;
+    const { style } = this.options;
+    const empty = emptyMarkdown(searchFirst);
+    const counted: HeadTokens = {
+      head: countTokens(fragmentHead(style, searchFirst)),
+      empty: style === 'markdown' ? countTokens(empty) : 0,
+      emptyBeforeOmitted: style === 'markdown' ? countTokens(`${empty}\n`) : 0,
+    };
+    this.heads[at] = counted;
+    return counted;
   }
 
   /** Tokens of the entry of skills[index]. Call it for every index first. */
@@ -166,20 +182,14 @@ export class Layout {
 
   /**
    * Tokens of the fragment listing entries that count `keptTokens` together (`last` the last of them,
-   * undefined when none), followed by an omitted line of `lineTokens` (0 when nothing is omitted).
+   * undefined when none), followed by an omitted line of `lineTokens` (0 when nothing is omitted),
+   * with the list's or the search-first instructions.
    */
-  total(keptTokens: number, last: CountedEntry | undefined, lineTokens: number): number {
-    if (this.options.style === 'xml') return this.headTokens + keptTokens + this.closeTokens + lineTokens;
-    if (last === undefined) {
-      return (
-        this.headTokens + (lineTokens > 0 ? this.emptyBeforeOmittedTokens + lineTokens : this.emptyTokens)
-      );
-    }
-    return (
-      this.headTokens +
-      keptTokens +
-      (lineTokens > 0 ? this.newlineAfter(last.index, last.tokens) + lineTokens : 0)
-    );
+  total(keptTokens: number, last: CountedEntry | undefined, lineTokens: number, searchFirst = false): number {
+    const { head, empty, emptyBeforeOmitted } = this.headsOf(searchFirst);
+    if (this.options.style === 'xml') return head + keptTokens + this.closeTokens + lineTokens;
+    if (last === undefined) return head + (lineTokens > 0 ? emptyBeforeOmitted + lineTokens : empty);
+    return head + keptTokens + (lineTokens > 0 ? this.newlineAfter(last.index, last.tokens) + lineTokens : 0);
   }
 }
 
@@ -204,20 +214,21 @@ export async function countEntries(layout: Layout, slicer: Slicer): Promise<Entr
 let omittedConstants: { prefix: number; comma: number; end: number } | undefined;
 
 /**
- * Tokens of the omitted line for `dropped` skills of which the first `listed` are named, their ` name`
- * parts counting `listedTokens` together (see prompt-render.ts omittedLine).
+ * Tokens of the omitted line naming `count` skills whose ` name` parts count `namesTokens` together
+ * (see prompt-render.ts omittedLine).
  */
-export function omittedLineTokens(dropped: number, listed: number, listedTokens: number): number {
-  if (dropped === 0) return 0;
-  if (listed === 0) return countTokens(unlistedLine(dropped));
+export function namedLineTokens(count: number, namesTokens: number): number {
+  if (count === 0) return 0;
   omittedConstants ??= {
     prefix: countTokens(OMITTED_PREFIX),
     comma: countTokens(','),
     end: countTokens('.\n'),
   };
   const { prefix, comma, end } = omittedConstants;
-  const rest = dropped - listed;
-  return (
-    prefix + listedTokens + (listed - 1) * comma + (rest > 0 ? countTokens(` and ${rest} more.\n`) : end)
-  );
+  return prefix + namesTokens + (count - 1) * comma + end;
+}
+
+/** Tokens of the omitted line counting `count` skills without naming them. */
+export function unlistedLineTokens(count: number): number {
+  return count === 0 ? 0 : countTokens(unlistedLine(count));
 }

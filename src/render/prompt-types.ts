@@ -6,6 +6,12 @@
 
 export type PromptStyle = 'xml' | 'markdown';
 
+/**
+ * list: every selected skill, turning search-first only when a budget cannot hold them all; search:
+ * search-first always (the instructions send the model to search_skills when no listed skill fits).
+ */
+export type PromptMode = 'list' | 'search';
+
 export interface PromptOptions {
   style: PromptStyle;
   /** Absolute base URL of the registry, without a trailing slash. */
@@ -36,7 +42,12 @@ export interface PromptSkill {
    * (promptEntryTokens); without them the parts are counted at the first rendering and remembered.
    */
   promptTokens?: PromptEntryTokens | null;
-  /** Last layer-2 load; null when never loaded. Budgets drop the least recently loaded first. */
+  /**
+   * Layer-2 loads recorded so far. A budget keeps the most loaded skills: by this count, then by
+   * lastLoadedAt (see prompt-budget.ts dropOrder).
+   */
+  loadCount: number;
+  /** Last layer-2 load; null when never loaded. Breaks ties of loadCount: the more recent is kept. */
   lastLoadedAt: Date | null;
 }
 

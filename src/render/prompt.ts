@@ -1,7 +1,7 @@
 import { type FittedPrompt, fitPrompt } from './prompt-budget.js';
 import { FragmentRenderer, skillLocation } from './prompt-render.js';
 import { countEntries, type EntryTokens, Layout } from './prompt-tokens.js';
-import type { OmittedSkill, PromptOptions, PromptSkill } from './prompt-types.js';
+import type { OmittedSkill, PromptMode, PromptOptions, PromptSkill } from './prompt-types.js';
 import { Slicer } from './slicer.js';
 
 /**
@@ -31,6 +31,7 @@ export type {
   OmissionReason,
   OmittedSkill,
   PromptEntryTokens,
+  PromptMode,
   PromptOptions,
   PromptSkill,
   PromptStyle,
@@ -53,15 +54,24 @@ export interface PromptResult {
   parts: string[];
   tokens: number;
   included: IncludedSkill[];
-  /** Skills dropped to fit the budget (the fragment names them), in the order they were dropped. */
+  /**
+   * Skills dropped to fit the budget (the fragment names or counts them), in the order they were
+   * dropped.
+   */
   omitted: OmittedSkill[];
+  /**
+   * The instructions send the model to search_skills when no listed skill fits: mode=search, or a
+   * budget that could not hold every skill.
+   */
+  searchFirst: boolean;
 }
 
 /**
- * Renders the fragment for the given skills (already selected, in display order). With a budget,
- * whole skills are dropped until the fragment, instructions and omitted line included, counts at most
- * `budget` tokens; a budget below what the fragment needs with every skill dropped is refused
- * (PromptBudgetError).
+ * Renders the fragment for the given skills (already selected, in display order). With a budget that
+ * cannot hold them all, the fragment turns search-first (as mode=search always is): whole skills are
+ * dropped, least loaded first, until the fragment, instructions and omitted line included, counts at
+ * most `budget` tokens; a budget below what the fragment needs with every skill dropped is refused
+ * (PromptBudgetError). Listed skills keep the display order.
  *
  * Every skill is either listed or, with a budget, named in `omitted`, however many there are. Token
  * counts come from remembered per-skill parts (see Layout), so after a publish only the changed skills
@@ -69,7 +79,7 @@ export interface PromptResult {
  */
 export async function buildPrompt(
   skills: readonly PromptSkill[],
-  options: PromptOptions & { budget?: number },
+  options: PromptOptions & { budget?: number; mode?: PromptMode },
 ): Promise<PromptResult> {
   const layout = new Layout(options, skills);
   const slicer = new Slicer();
@@ -79,6 +89,7 @@ export async function buildPrompt(
     skills,
     options,
     budget: options.budget,
+    mode: options.mode ?? 'list',
     layout,
     entries,
     renderer,
@@ -91,7 +102,7 @@ async function promptResult(
   skills: readonly PromptSkill[],
   options: PromptOptions,
   entries: EntryTokens,
-  { rendered, tokens, kept, dropped }: FittedPrompt,
+  { rendered, tokens, kept, dropped, searchFirst }: FittedPrompt,
   slicer: Slicer,
 ): Promise<PromptResult> {
   const included: IncludedSkill[] = [];
@@ -114,6 +125,7 @@ async function promptResult(
     parts: rendered.parts,
     tokens,
     included,
+    searchFirst,
     get omitted() {
       omitted ??= Array.from(dropped, (index) => ({ name: skills[index]!.name, reason: 'budget' as const }));
       return omitted;

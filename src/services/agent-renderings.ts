@@ -2,7 +2,13 @@ import type { AgentCatalogueMirror } from '../cache/agent-catalogue.js';
 import { jsonBody } from '../cache/bodies.js';
 import { revisionEtag } from '../cache/etags.js';
 import type { ReadCache } from '../cache/read-cache.js';
-import { buildPrompt, type PromptResult, type SkillSelection, selectAgentSkills } from '../render/prompt.js';
+import {
+  buildPrompt,
+  type PromptMode,
+  type PromptResult,
+  type SkillSelection,
+  selectAgentSkills,
+} from '../render/prompt.js';
 import { promptJsonBody, textBody } from '../render/prompt-document.js';
 import { anthropicTools, openAiTools } from '../render/tools.js';
 import { type Answer, JSON_CONTENT_TYPE } from './answers.js';
@@ -42,12 +48,15 @@ export class AgentRenderingService {
     selection: SkillSelection;
     format: PromptFormat;
     budget?: number;
+    /** Default list (search-first only when the budget cannot hold every skill). */
+    mode?: PromptMode;
     baseUrl: string;
   }): Promise<Answer & { tokens?: number }> {
     const { selection, format, budget, baseUrl } = request;
+    const mode = request.mode ?? 'list';
     const { revision, loadsRevision } = await this.cache.current();
-    const key = `prompt|${JSON.stringify([format, selection, budget ?? null, baseUrl])}`;
-    const render = () => this.renderPrompt(selection, format, baseUrl, budget);
+    const key = `prompt|${JSON.stringify([format, selection, budget ?? null, baseUrl, mode])}`;
+    const render = () => this.renderPrompt(selection, format, baseUrl, budget, mode);
     const answer = (etag: string, rendered: () => Promise<RenderedPrompt>): Answer => ({
       etag,
       immutable: false,
@@ -60,7 +69,7 @@ export class AgentRenderingService {
       },
     });
     if (budget === undefined) {
-      const etag = revisionEtag(revision, 'prompt', format, selection, null, baseUrl, null);
+      const etag = revisionEtag(revision, 'prompt', format, selection, null, baseUrl, null, mode);
       return answer(etag, () => this.cache.catalogueWide(key, revision, render, true));
     }
     // Which skills a budget drops depends on recent loads, which do not bump the revision: the ETag
@@ -74,6 +83,7 @@ export class AgentRenderingService {
       budget,
       baseUrl,
       String(byLoads.loadsRevision),
+      mode,
     );
     return answer(etag, () => Promise.resolve(byLoads.value));
   }
@@ -127,6 +137,7 @@ export class AgentRenderingService {
     format: PromptFormat,
     baseUrl: string,
     budget: number | undefined,
+    mode: PromptMode,
   ): Promise<{ value: RenderedPrompt; bytes: number }> {
     const selected = await selectAgentSkills(this.catalogue, selection);
     const result: PromptResult = await buildPrompt(selected.skills, {
@@ -134,6 +145,7 @@ export class AgentRenderingService {
       baseUrl,
       tag: selection.tag,
       budget,
+      mode,
       describe: (listed) => this.catalogue.describe(listed),
     });
     const body =

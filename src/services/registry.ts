@@ -26,7 +26,7 @@ export interface Repositories {
   tokens: TokensRepository;
   audit: AuditRepository;
   search: SearchRepository;
-  /** Layer-2 loads per skill (for budgets that drop the least recently loaded, and metrics). */
+  /** Layer-2 loads per skill (for budgets that drop the least loaded, and metrics). */
   loads: LoadRecorder;
 }
 

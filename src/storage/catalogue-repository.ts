@@ -52,6 +52,8 @@ interface AgentCatalogueRow {
   flag: string | null;
   tokens_body: number;
   last_loaded_at: Date | string | null;
+  /** bigint: the driver returns it as text. */
+  load_count: string | number;
   prompt_xml: number | null;
   prompt_markdown: number | null;
   prompt_name: number | null;
@@ -68,6 +70,8 @@ export interface AgentCatalogueEntry {
   tokens: { body: number };
   /** Last recorded layer-2 load of the skill (any version); null when never loaded. */
   lastLoadedAt: Date | null;
+  /** Layer-2 loads of the skill recorded so far (any version). */
+  loadCount: number;
   /** The version's stored prompt entry counts; null when it has none. */
   promptTokens: StoredPromptTokens | null;
 }
@@ -144,10 +148,10 @@ export class CatalogueRepository {
 
   /**
    * Every current catalogue entry under a dist-tag (default latest), with what agent-facing renderings
-   * need: the model-invocation flag, body tokens and when the skill was last loaded. Not paged and not
-   * capped: GET /prompt and GET /tools list or name the whole selection, so the columns are few (one
-   * frontmatter key, not the frontmatter; no description with `descriptions: false`). `names` narrows
-   * to those skills; results are by name.
+   * need: the model-invocation flag, body tokens, how often and when the skill was loaded. Not paged
+   * and not capped: GET /prompt and GET /tools list or name the whole selection, so the columns are
+   * few (one frontmatter key, not the frontmatter; no description with `descriptions: false`).
+   * `names` narrows to those skills; results are by name.
    */
   async agentCatalogue(query: AgentCatalogueQuery = {}): Promise<AgentCatalogueEntry[]> {
     const tag = query.tag ?? LATEST;
@@ -164,6 +168,7 @@ export class CatalogueRepository {
         ${skillVersions.version} as version, ${skillVersions.digest} as digest,
         ${skillVersions.frontmatter} ->> 'disable-model-invocation' as flag,
         ${skillVersions.tokensBody} as tokens_body, ${skills.lastLoadedAt} as last_loaded_at,
+        ${skills.loadCount} as load_count,
         ${promptTokenSelection()}
       from ${distTags}
       inner join ${skills} on ${skills.id} = ${distTags.skillId}
@@ -198,6 +203,7 @@ export class CatalogueRepository {
           ${skillVersions.version} as version, ${skillVersions.digest} as digest,
           ${skillVersions.frontmatter} ->> 'disable-model-invocation' as flag,
           ${skillVersions.tokensBody} as tokens_body, ${skills.lastLoadedAt} as last_loaded_at,
+        ${skills.loadCount} as load_count,
           ${promptTokenSelection()}
         from ${skills}
         ${since ? sql`left` : sql`inner`} join ${distTags}
@@ -289,6 +295,7 @@ function agentEntryOf(row: AgentCatalogueRow): AgentCatalogueEntry {
     disableModelInvocation: row.flag,
     tokens: { body: Number(row.tokens_body) },
     lastLoadedAt: row.last_loaded_at === null ? null : new Date(row.last_loaded_at),
+    loadCount: Number(row.load_count),
     promptTokens:
       row.prompt_xml === null || row.prompt_markdown === null || row.prompt_name === null
         ? null

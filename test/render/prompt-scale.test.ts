@@ -19,6 +19,7 @@ interface PromptJson {
   tokens: number;
   included: { name: string; version: string; location: string; tokens: { entry: number; body: number } }[];
   omitted: { name: string; reason: string }[];
+  searchFirst: boolean;
 }
 
 const SEEDED = 300;
@@ -32,9 +33,9 @@ let everyone: string[] = [];
 function omittedLine(line: string): { named: string[]; more: number } {
   const unnamed = /^(\d+) more skills? (?:is|are) available/.exec(line);
   if (unnamed) return { named: [], more: Number(unnamed[1]) };
-  const match = /\(load them by name\): (.*?)(?: and (\d+) more)?\.$/.exec(line);
+  const match = /\(load them by name\): (.*)\.$/.exec(line);
   expect(match, line).not.toBeNull();
-  return { named: match![1]!.split(', '), more: Number(match![2] ?? 0) };
+  return { named: match![1]!.split(', '), more: 0 };
 }
 
 async function promptJson(query: string): Promise<PromptJson> {
@@ -67,9 +68,11 @@ describe('GET /prompt over a few hundred skills', () => {
     expect(full.included.map((skill) => skill.name)).toEqual(everyone);
     expect(full.omitted).toEqual([{ name: hidden, reason: 'model-invocation-disabled' }]);
     expect(full.tokens).toBe(countTokens(full.prompt));
+    expect(full.searchFirst).toBe(false);
+    expect(full.prompt).not.toContain('search_skills');
   });
 
-  it('includes or names every skill under any budget, dropping the longest never-loaded first', async () => {
+  it('includes, names or counts every skill under any budget, dropping the longest never-loaded first', async () => {
     const full = await promptJson('');
     const entryTokens = new Map(full.included.map((skill) => [skill.name, skill.tokens.entry]));
     // Nothing has been loaded: the drop order is the longest entry first, then by name.
@@ -77,7 +80,8 @@ describe('GET /prompt over a few hundred skills', () => {
       const diff = entryTokens.get(b)! - entryTokens.get(a)!;
       return diff !== 0 ? diff : a < b ? -1 : 1;
     });
-    const minimum = (await promptJson('q=xyzzy-plugh-qwrtz')).tokens;
+    // The search-first instructions alone (a budget that drops skills is search-first).
+    const minimum = (await promptJson('q=xyzzy-plugh-qwrtz&mode=search')).tokens;
     for (const budget of [
       full.tokens - 1,
       Math.round(full.tokens / 2),
@@ -99,13 +103,15 @@ describe('GET /prompt over a few hundred skills', () => {
       const included = body.included.map((skill) => skill.name);
       expect([...included, ...dropped].sort(), label).toEqual(everyone);
       for (const name of included) expect(body.prompt, label).toContain(`<name>${name}</name>`);
-      // The fragment names the dropped skills (as many as fit, and how many more there are).
+      // Search-first, and the fragment names the dropped skills or, when the names do not fit, counts them.
+      expect(body.searchFirst, label).toBe(true);
+      expect(body.prompt, label).toContain('search_skills {"query"');
       const line = body.prompt.split('\n').find((text) => text.includes('not described here'));
       expect(line, label).toBeDefined();
       const { named, more } = omittedLine(line!);
       // In catalogue order, as the entries are listed.
       const droppedSet = new Set(dropped);
-      expect(named, label).toEqual(everyone.filter((name) => droppedSet.has(name)).slice(0, named.length));
+      if (named.length > 0) expect(named, label).toEqual(everyone.filter((name) => droppedSet.has(name)));
       expect(named.length + more, label).toBe(dropped.length);
       expect(body.prompt, label).not.toContain(hidden);
 
@@ -118,7 +124,7 @@ describe('GET /prompt over a few hundred skills', () => {
     }
   });
 
-  it('keeps the most recently loaded skills longest', async () => {
+  it('keeps the loaded skills longest', async () => {
     const loaded = [seededNames[7]!, seededNames[150]!, marker];
     for (const name of loaded) expect((await ctx.app.inject(`/skills/${name}/content`)).statusCode).toBe(200);
     await ctx.app.registry.repositories.loads.flush();

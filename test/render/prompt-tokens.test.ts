@@ -55,6 +55,7 @@ function corpusSkills(): PromptSkill[] {
         version: '1.0.0',
         digest,
         tokens: { body: 1 },
+        loadCount: 0,
         lastLoadedAt: null,
       });
     } catch {
@@ -120,7 +121,8 @@ describe.skipIf(corpus.length === 0)('token counts over the real-world corpus', 
   it('budgeted fragments are exact and within the budget, every skill included or omitted', async () => {
     for (const layout of LAYOUTS.slice(0, 2)) {
       const full = await buildPrompt(corpus, layout);
-      const minimum = (await buildPrompt([], layout)).tokens;
+      // A budget that drops skills makes the fragment search-first: its instructions alone.
+      const minimum = (await buildPrompt([], { ...layout, mode: 'search' })).tokens;
       for (const budget of [
         full.tokens,
         full.tokens - 1,
@@ -139,7 +141,25 @@ describe.skipIf(corpus.length === 0)('token counts over the real-world corpus', 
           result.omitted.every((skill) => skill.reason === 'budget'),
           label,
         ).toBe(true);
+        expect(result.searchFirst, label).toBe(result.omitted.length > 0);
       }
+    }
+  });
+
+  it('search-first fragments (mode=search) are exact too, listing everything when it fits', async () => {
+    for (const layout of LAYOUTS) {
+      const label = JSON.stringify(layout);
+      const listed = await buildPrompt(corpus, layout);
+      const searched = await buildPrompt(corpus, { ...layout, mode: 'search' });
+      expectExact(searched, layout.style, label);
+      expect(searched.searchFirst, label).toBe(true);
+      expect(searched.included, label).toEqual(listed.included);
+      expect(searched.prompt, label).toContain('search_skills');
+      const fitting = await buildPrompt(corpus, { ...layout, mode: 'search', budget: searched.tokens });
+      expect(fitting.prompt, label).toBe(searched.prompt);
+      const tighter = await buildPrompt(corpus, { ...layout, mode: 'search', budget: searched.tokens - 1 });
+      expectExact(tighter, layout.style, label);
+      expect(tighter.omitted.length, label).toBeGreaterThan(0);
     }
   });
 });
@@ -205,6 +225,7 @@ describe('entries of any name and description', () => {
         version: '1.0.0',
         digest: `sha256:${i}-${j}`,
         tokens: { body: 1 },
+        loadCount: 0,
         lastLoadedAt: null,
       })),
     );
@@ -216,17 +237,20 @@ describe('entries of any name and description', () => {
 });
 
 /**
- * What the budget semantics say, computed the slow way: drop skills in order (least recently loaded,
- * then longest entry, then name), counting each candidate fragment whole, and stop at the first fit.
+ * What the budget semantics say, computed the slow way: drop skills in order (fewest loads, least
+ * recently loaded, then longest entry, then name) from the search-first fragment, counting each
+ * candidate whole with the omitted line naming the dropped skills, then counting them, and stop at
+ * the first fit.
  */
 async function referenceOmitted(
   skills: PromptSkill[],
   layout: { style: PromptStyle; baseUrl: string },
   budget: number,
-): Promise<string[] | undefined> {
-  const full = await buildPrompt(skills, layout);
+): Promise<{ dropped: string[]; named: boolean } | undefined> {
+  const full = await buildPrompt(skills, { ...layout, mode: 'search' });
   const entryTokens = new Map(full.included.map((skill) => [skill.name, skill.tokens.entry]));
   const order = [...skills].sort((a, b) => {
+    if (a.loadCount !== b.loadCount) return a.loadCount - b.loadCount;
     const at = a.lastLoadedAt?.getTime() ?? Number.NEGATIVE_INFINITY;
     const bt = b.lastLoadedAt?.getTime() ?? Number.NEGATIVE_INFINITY;
     if (at !== bt) return at < bt ? -1 : 1;
@@ -236,17 +260,25 @@ async function referenceOmitted(
   const entries = entriesOf(full.prompt, layout.style);
   for (let k = 1; k <= skills.length; k++) {
     const dropped = new Set(order.slice(0, k).map((skill) => skill.name));
-    let prompt = full.prompt;
+    let listed = full.prompt;
     skills.forEach((skill, i) => {
-      if (dropped.has(skill.name)) prompt = prompt.replace(entries[i]!, '');
+      if (dropped.has(skill.name)) listed = listed.replace(entries[i]!, '');
     });
     // The line names them in catalogue order, as the entries are listed.
     const names = skills.filter((skill) => dropped.has(skill.name)).map((skill) => skill.name);
-    const line = `Also available but not described here, to save space (load them by name): ${names.join(', ')}.\n`;
-    if (layout.style === 'xml') prompt += line;
-    else
-      prompt = `${k === skills.length ? prompt.replace(/\n$/, '\n(no skills are available)\n') : prompt}\n${line}`;
-    if (whole(prompt) <= budget) return [...dropped];
+    const lines = [
+      `Also available but not described here, to save space (load them by name): ${names.join(', ')}.\n`,
+      `${k} more skill${k === 1 ? ' is' : 's are'} available but not described here: find ${k === 1 ? 'it' : 'them'} with search_skills.\n`,
+    ];
+    for (const [at, line] of lines.entries()) {
+      let prompt = listed;
+      if (layout.style === 'xml') prompt += line;
+      else {
+        const empty = k === skills.length;
+        prompt = `${empty ? prompt.replace(/\n$/, '\n(no skills are listed here)\n') : prompt}\n${line}`;
+      }
+      if (whole(prompt) <= budget) return { dropped: [...dropped], named: at === 0 };
+    }
   }
   return undefined;
 }
@@ -260,6 +292,8 @@ describe('budgets', () => {
       version: '1.0.0',
       digest: `sha256:budget-${i}`,
       tokens: { body: 1 },
+      // Counts and times vary independently, so both the count and the recency order the drops.
+      loadCount: i % 3 === 0 ? 0 : 1 + (i % 2),
       lastLoadedAt: i % 3 === 0 ? null : at(i % 5),
     }));
     for (const style of ['xml', 'markdown'] as const) {
@@ -273,43 +307,44 @@ describe('budgets', () => {
         expect(
           result.omitted.map((skill) => skill.name),
           label,
-        ).toEqual(expected);
+        ).toEqual(expected!.dropped);
+        expect(result.searchFirst, label).toBe(true);
+        expect(result.prompt.includes('(load them by name)'), label).toBe(expected!.named);
         expectExact(result, style, label);
       }
     }
   });
 
-  it('name as many dropped skills as fit when even the names do not, and refuse below the minimum', async () => {
+  it('count the dropped skills when even their names do not fit, and refuse below the minimum', async () => {
     const skills: PromptSkill[] = Array.from({ length: 500 }, (_, i) => ({
       name: `many-${i}`,
       description: `Skill number ${i}.`,
       version: '1.0.0',
       digest: `sha256:many-${i}`,
       tokens: { body: 1 },
+      loadCount: 0,
       lastLoadedAt: null,
     }));
     for (const style of ['xml', 'markdown'] as const) {
       const layout = { style, baseUrl: 'https://r.example' };
-      const minimum = (await buildPrompt([], layout)).tokens;
-      for (const budget of [minimum + 30, minimum + 300, minimum + 1000]) {
+      const instructions = (await buildPrompt([], { ...layout, mode: 'search' })).tokens;
+      for (const budget of [instructions + 30, instructions + 300, instructions + 1000]) {
+        const label = `${style} budget=${budget}`;
         const result = await buildPrompt(skills, { ...layout, budget });
-        expect(result.tokens).toBe(whole(result.prompt));
-        expect(result.tokens).toBeLessThanOrEqual(budget);
-        expect(result.included).toEqual([]);
-        expect(result.omitted).toHaveLength(500);
-        const listed = Number(/(\d+) more\.\n$/.exec(result.prompt)?.[1]);
-        expect(listed).toBeGreaterThan(0);
-        // One more name would not fit.
-        const shown = 500 - listed;
-        const names = skills.map((skill) => skill.name);
-        expect(result.prompt).toContain(`(load them by name): ${names.slice(0, shown).join(', ')} and`);
-        const longer = result.prompt.replace(
-          /: (.*) and \d+ more\.\n$/,
-          `: ${names.slice(0, shown + 1).join(', ')} and ${listed - 1} more.\n`,
+        expectExact(result, style, label);
+        expect(result.tokens, label).toBeLessThanOrEqual(budget);
+        expect(result.searchFirst, label).toBe(true);
+        expect(result.included.length + result.omitted.length, label).toBe(500);
+        // 500 names take over 2,000 tokens: the line counts the dropped skills.
+        expect(result.prompt, label).toMatch(
+          new RegExp(
+            `\\n${result.omitted.length} more skills are available but not described here: find them with search_skills\\.\\n$`,
+          ),
         );
-        expect(whole(longer)).toBeGreaterThan(budget);
+        expect(result.prompt, label).not.toContain('load them by name');
       }
-      await expect(buildPrompt(skills, { ...layout, budget: minimum })).rejects.toMatchObject({
+      // The instructions alone leave no room for the line counting the skills.
+      await expect(buildPrompt(skills, { ...layout, budget: instructions })).rejects.toMatchObject({
         status: 400,
       });
     }
@@ -335,6 +370,7 @@ describe('answers converted in slices', () => {
           name: `dropped-${i}`,
           reason: i % 2 === 0 ? ('budget' as const) : ('not-found' as const),
         })),
+        searchFirst: count % 2 === 0,
       };
       const sliced = await promptJsonBody(value);
       const whole = jsonBody(promptJsonSchema, value);

@@ -8,73 +8,10 @@ import { countTokens } from '../../src/render/token-count.js';
 import { readSkillFolder } from '../../src/services/skill-folder.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
+import { availableSkills, namesLine, type PromptJson } from '../helpers/prompt.js';
 
 const CORPUS = fileURLToPath(new URL('../../../shared/skill-corpus', import.meta.url));
 const CORPUS_SKILLS = ['anthropics-skills/internal-comms', 'openai-skills/create-plan'];
-
-interface PromptJson {
-  prompt: string;
-  tokens: number;
-  included: { name: string; version: string; location: string; tokens: { entry: number; body: number } }[];
-  omitted: { name: string; reason: string }[];
-}
-
-interface XmlElement {
-  tag: string;
-  children: XmlElement[];
-  text: string;
-}
-
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
-
-/**
- * A deliberately strict little XML reader for the <available_skills> block: elements without
- * attributes, text with only the five predefined entities. Throws on anything malformed, so a raw
- * `<` or `&` in a description fails the test.
- */
-function parseXml(source: string): XmlElement {
-  const root: XmlElement = { tag: '#root', children: [], text: '' };
-  const stack = [root];
-  const token = /<(\/?)([a-z_]+)>|([^<]+)/gy;
-  let match: RegExpExecArray | null;
-  let consumed = 0;
-  // biome-ignore lint/suspicious/noAssignInExpressions: a tokenizer loop
-  while ((match = token.exec(source)) !== null) {
-    consumed = token.lastIndex;
-    const top = stack[stack.length - 1]!;
-    if (match[3] !== undefined) {
-      top.text += match[3].replace(/&([a-z]+);|&/g, (whole, name?: string) => {
-        const value = name === undefined ? undefined : ENTITIES[name];
-        if (value === undefined) throw new Error(`bad entity near ${whole}`);
-        return value;
-      });
-    } else if (match[1] === '') {
-      const element = { tag: match[2]!, children: [], text: '' };
-      top.children.push(element);
-      stack.push(element);
-    } else {
-      if (top.tag !== match[2]) throw new Error(`</${match[2]}> closes <${top.tag}>`);
-      stack.pop();
-    }
-  }
-  if (consumed !== source.length)
-    throw new Error(`unparseable XML at ${consumed}: ${source.slice(consumed, consumed + 20)}`);
-  if (stack.length !== 1) throw new Error('unclosed element');
-  return root;
-}
-
-function availableSkills(prompt: string): { name: string; description: string; location: string }[] {
-  const match = /<available_skills>[\s\S]*<\/available_skills>/.exec(prompt);
-  expect(match, prompt).not.toBeNull();
-  const [block] = parseXml(match![0]).children;
-  expect(block!.tag).toBe('available_skills');
-  return block!.children.map((skill) => {
-    expect(skill.tag).toBe('skill');
-    expect(skill.children.map((child) => child.tag)).toEqual(['name', 'description', 'location']);
-    const [name, description, location] = skill.children.map((child) => child.text);
-    return { name: name!, description: description!, location: location! };
-  });
-}
 
 let ctx: TestApp;
 const tricky = uniqueName('tricky');
@@ -293,31 +230,41 @@ describe('GET /prompt budget', () => {
 
   beforeAll(async () => {
     await publishSkill(loaded, `Loaded recently. ${'This skill has a rather long description. '.repeat(8)}`);
-    await publishSkill(longest, `Never loaded and long. ${'Words that make the entry longer. '.repeat(10)}`);
+    await publishSkill(longest, `Never loaded and long. ${'Words that make the entry longer. '.repeat(25)}`);
     await publishSkill(short, 'Never loaded, short.');
     expect((await ctx.app.inject(`/skills/${loaded}/content`)).statusCode).toBe(200);
     await ctx.app.registry.repositories.loads.flush();
   });
 
-  it('keeps everything when the budget allows', async () => {
+  it('keeps everything when the budget allows, without a word of search', async () => {
     const full = await promptJson(selection);
     const body = await promptJson(`${selection}&budget=${full.tokens}`);
     expect(body.included).toHaveLength(3);
     expect(body.omitted).toEqual([]);
     expect(body.prompt).toBe(full.prompt);
+    expect(body.searchFirst).toBe(false);
+    expect(body.prompt).not.toContain('search_skills');
   });
 
   it('drops never-loaded skills first, the longest first, and names them within the budget', async () => {
-    const full = await promptJson(selection);
-    const budget = full.tokens - 1;
+    // A budget that drops skills makes the fragment search-first: exactly the search-first fragment
+    // listing two, and the line naming the third.
+    const budget =
+      (await promptJson(`name=${loaded}&name=${short}&mode=search`)).tokens +
+      countTokens(namesLine([longest]));
+    expect(budget).toBeLessThan((await promptJson(selection)).tokens);
     const one = await promptJson(`${selection}&budget=${budget}`);
     expect(one.tokens).toBeLessThanOrEqual(budget);
     expect(countTokens(one.prompt)).toBe(one.tokens);
+    expect(one.searchFirst).toBe(true);
+    expect(one.prompt).toContain('search_skills');
     expect(one.omitted).toEqual([{ name: longest, reason: 'budget' }]);
     expect(one.included.map((skill) => skill.name).sort()).toEqual([loaded, short].sort());
     expect(one.prompt).toMatch(new RegExp(`not described here.*${longest}`));
 
-    const tighter = one.tokens - 1;
+    const tighter =
+      (await promptJson(`name=${loaded}&mode=search`)).tokens +
+      countTokens(namesLine([longest, short].sort()));
     const two = await promptJson(`${selection}&budget=${tighter}`);
     expect(two.tokens).toBeLessThanOrEqual(tighter);
     expect(two.omitted.map((skill) => skill.name)).toEqual([longest, short]);
@@ -330,16 +277,18 @@ describe('GET /prompt budget', () => {
       const res = await ctx.app.inject(`/prompt?format=${format}&${selection}&budget=${tighter}`);
       expect(countTokens(res.body)).toBeLessThanOrEqual(tighter);
       expect(res.body).toContain(loaded);
-      expect(res.body).toContain(longest);
+      expect(res.body).toContain('search_skills');
+      // Markdown entries are shorter: more may be listed, the rest named or counted.
+      expect(res.body).toMatch(new RegExp(`${longest}|1 more skill is available`));
     }
   });
 
-  it('drops the least recently loaded of loaded skills first', async () => {
-    // Load `short` now: it becomes the most recently loaded, so `loaded` goes before it.
+  it('drops the least recently loaded of equally loaded skills first', async () => {
+    // Load `short` now: loaded once each, `short` the more recent, so `loaded` goes before it.
     await ctx.app.inject(`/skills/${short}/content`);
     await ctx.app.registry.repositories.loads.flush();
-    const full = await promptJson(`name=${loaded}&name=${short}`);
-    const body = await promptJson(`name=${loaded}&name=${short}&budget=${full.tokens - 1}`);
+    const budget = (await promptJson(`name=${short}&mode=search`)).tokens + countTokens(namesLine([loaded]));
+    const body = await promptJson(`name=${loaded}&name=${short}&budget=${budget}`);
     expect(body.omitted).toEqual([{ name: loaded, reason: 'budget' }]);
     expect(body.included.map((skill) => skill.name)).toEqual([short]);
   });
@@ -448,32 +397,62 @@ describe('GET /prompt caching and freshness', () => {
 });
 
 describe('buildPrompt', () => {
-  const skill = (name: string, description: string, lastLoadedAt: Date | null = null): PromptSkill => ({
+  const skill = (
+    name: string,
+    description: string,
+    lastLoadedAt: Date | null = null,
+    loadCount = lastLoadedAt ? 1 : 0,
+  ): PromptSkill => ({
     name,
     description,
     version: '1.0.0',
     tokens: { body: 10 },
+    loadCount,
     lastLoadedAt,
   });
 
-  it('shortens the omitted line when even the names do not fit', async () => {
+  it('counts the omitted skills when even their names do not fit', async () => {
     const many = Array.from({ length: 60 }, (_, i) => skill(`skill-number-${i}`, `Description ${i}.`));
     const base = { style: 'xml' as const, baseUrl: 'https://r.example' };
-    const empty = await buildPrompt([], base);
+    const empty = await buildPrompt([], { ...base, mode: 'search' });
     const budget = empty.tokens + 60;
     const result = await buildPrompt(many, { ...base, budget });
     expect(result.tokens).toBeLessThanOrEqual(budget);
-    expect(result.included).toEqual([]);
-    expect(result.omitted).toHaveLength(60);
-    expect(result.prompt).toMatch(/and \d+ more\.\n$/);
+    expect(result.searchFirst).toBe(true);
+    expect(result.included.length + result.omitted.length).toBe(60);
+    expect(result.prompt).toMatch(
+      new RegExp(
+        `\n${result.omitted.length} more skills are available but not described here: find them with search_skills\\.\n$`,
+      ),
+    );
   });
 
-  it('is deterministic for ties: same load time, same length, by name', async () => {
+  it('is deterministic for ties: same loads, same length, by name', async () => {
     const at = new Date('2026-01-01T00:00:00Z');
-    const skills = [skill('b-skill', 'Same.', at), skill('a-skill', 'Same.', at)];
+    const same = `Same. ${'Long enough that dropping one saves more than the search instructions add. '.repeat(8)}`;
+    const skills = [skill('b-skill', same, at), skill('a-skill', same, at)];
     const base = { style: 'xml' as const, baseUrl: 'https://r.example' };
-    const full = await buildPrompt(skills, base);
-    const result = await buildPrompt(skills, { ...base, budget: full.tokens - 1 });
+    const one = await buildPrompt([skills[0]!], { ...base, mode: 'search' });
+    const result = await buildPrompt(skills, {
+      ...base,
+      budget: one.tokens + countTokens(namesLine(['a-skill'])),
+    });
     expect(result.omitted.map((entry) => entry.name)).toEqual(['a-skill']);
+    expect(result.included.map((entry) => entry.name)).toEqual(['b-skill']);
+  });
+
+  it('keeps the most loaded skill over a more recently loaded one', async () => {
+    const skills = [
+      skill('busy', `Loaded often, long ago. ${'Words. '.repeat(60)}`, new Date('2026-01-01T00:00:00Z'), 40),
+      skill('fresh', `Loaded once, just now. ${'Words. '.repeat(60)}`, new Date('2026-06-01T00:00:00Z'), 1),
+    ];
+    const base = { style: 'xml' as const, baseUrl: 'https://r.example' };
+    const one = await buildPrompt([skills[0]!], { ...base, mode: 'search' });
+    const result = await buildPrompt(skills, {
+      ...base,
+      budget: one.tokens + countTokens(namesLine(['fresh'])),
+    });
+    expect(result.included.map((entry) => entry.name)).toEqual(['busy']);
+    expect(result.omitted).toEqual([{ name: 'fresh', reason: 'budget' }]);
   });
 });

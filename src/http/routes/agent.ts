@@ -57,7 +57,7 @@ const agentRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, {
         tags: ['agents'],
         summary: 'System-prompt fragment listing the skills',
         description:
-          'One string to append to a system message: short instructions (skills are not tools; call `load_skill` with the name before following one) and the selected skills in the `<available_skills>` layout (`format=xml`, default), as a Markdown list (`format=markdown`), or as `{prompt, tokens, included, omitted}` (`format=json`). Each skill carries its absolute content URL. Select with `name` (repeatable), `tag` and `q`. `budget=N` keeps the whole fragment within N tokens (o200k_base), dropping the least recently loaded skills first (then the longest) and naming them. Skills with `disable-model-invocation: true` are never listed.',
+          'One string to append to a system message: short instructions (skills are not tools; call `load_skill` with the name before following one) and the selected skills in the `<available_skills>` layout (`format=xml`, default), as a Markdown list (`format=markdown`), or as `{prompt, tokens, included, omitted, searchFirst}` (`format=json`). Each skill carries its absolute content URL. Select with `name` (repeatable), `tag` and `q`. `budget=N` keeps the whole fragment within N tokens (o200k_base). When not every selected skill fits, the fragment turns search-first: it lists the most loaded skills that fit (most recorded loads, then most recently loaded, then the shorter entry), names or counts the rest, and tells the model to call `search_skills` with a description of the task when no listed skill fits, then `load_skill` with a name it returns. `mode=search` asks for the search-first instructions even when every skill fits. Skills with `disable-model-invocation: true` are never listed.',
         operationId: 'getPrompt',
         querystring: selectionQuery.extend({
           format: z.enum(['xml', 'markdown', 'json']).default('xml'),
@@ -68,6 +68,12 @@ const agentRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, {
             .max(10_000_000)
             .optional()
             .describe('Largest size of the whole fragment in tokens (o200k_base)'),
+          mode: z
+            .enum(['list', 'search'])
+            .default('list')
+            .describe(
+              'list (default): list the selection, turning search-first only when budget= cannot hold it all; search: always search-first, listing the selection (what fits the budget, if given) and telling the model to call search_skills when no listed skill fits',
+            ),
         }),
         response: {
           200: z
@@ -78,11 +84,12 @@ const agentRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, {
       },
     },
     async (request, reply) => {
-      const { format, budget } = request.query;
+      const { format, budget, mode } = request.query;
       const answer = await agents.prompt({
         selection: selectionOf(request.query),
         format,
         budget,
+        mode,
         baseUrl: publicBaseUrl(request),
       });
       return sendAnswer(request, reply, answer);
