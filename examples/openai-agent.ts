@@ -5,7 +5,7 @@
  * OPENAI_API_KEY, OPENAI_BASE_URL (optional, any compatible server), OPENAI_MODEL (gpt-5.4-mini).
  */
 import OpenAI from 'openai';
-import { fetchPrompt, fetchTools, isMain, runSkillTool } from './registry-tools.js';
+import { fetchPrompt, fetchTools, isMain, promptSettings, runSkillTool } from './registry-tools.js';
 
 const DEFAULT_MODEL = 'gpt-5.4-mini';
 const SYSTEM = 'You are a helpful assistant. Answer concisely.';
@@ -14,6 +14,9 @@ export interface RunAgentOptions {
   question: string;
   registryUrl: string;
   registryToken?: string;
+  /** GET /prompt?budget= and mode= (see Registry in registry-tools.ts). */
+  budget?: number;
+  mode?: 'list' | 'search';
   client: OpenAI;
   model?: string;
   /** Model calls at most before giving up. */
@@ -24,7 +27,12 @@ export interface RunAgentOptions {
 
 export async function runAgent(options: RunAgentOptions): Promise<string> {
   const { question, client, model = DEFAULT_MODEL, maxTurns = 10, log } = options;
-  const registry = { url: options.registryUrl, token: options.registryToken };
+  const registry = {
+    url: options.registryUrl,
+    token: options.registryToken,
+    budget: options.budget,
+    mode: options.mode,
+  };
 
   // Layer 1: the catalogue goes into the one system message; the tools let the model load more.
   const [fragment, tools] = await Promise.all([
@@ -75,6 +83,7 @@ async function main(): Promise<void> {
     question,
     registryUrl: process.env.SKILLREG_URL ?? 'http://127.0.0.1:3000',
     registryToken: process.env.SKILLREG_TOKEN,
+    ...promptSettings(process.env),
     client: new OpenAI(), // reads OPENAI_API_KEY and OPENAI_BASE_URL
     model: process.env.OPENAI_MODEL || undefined,
     log: (line) => console.error(line),

@@ -12,6 +12,20 @@ export interface Registry {
   url: string;
   /** Bearer token, needed only when the registry runs with SKILLREG_READ_AUTH=true. */
   token?: string;
+  /**
+   * Tokens the skill list may take in the system prompt (GET /prompt?budget=): past it the prompt lists
+   * the most used skills and tells the model to find the rest with search_skills.
+   */
+  budget?: number;
+  /** `search`: always search-first (GET /prompt?mode=search and GET /tools?mode=search), for large catalogues. */
+  mode?: 'list' | 'search';
+}
+
+function promptQuery(registry: Registry, forTools: boolean): string {
+  const query = new URLSearchParams();
+  if (!forTools && registry.budget !== undefined) query.set('budget', String(registry.budget));
+  if (registry.mode === 'search') query.set('mode', 'search');
+  return query.toString();
 }
 
 /** What a tool call answers: text for the model, and whether it is an error the model should see. */
@@ -43,7 +57,8 @@ async function getOk(registry: Registry, path: string): Promise<Response> {
 
 /** The `<available_skills>` fragment with its instructions, to append to the system prompt. */
 export async function fetchPrompt(registry: Registry): Promise<string> {
-  return (await getOk(registry, '/prompt')).text();
+  const query = promptQuery(registry, false);
+  return (await getOk(registry, `/prompt${query ? `?${query}` : ''}`)).text();
 }
 
 /** load_skill, read_skill_file and search_skills, in the shape the provider's API takes. */
@@ -51,7 +66,10 @@ export async function fetchTools<Tool>(
   registry: Registry,
   provider: 'anthropic' | 'openai',
 ): Promise<Tool[]> {
-  return (await (await getOk(registry, `/tools?provider=${provider}`)).json()) as Tool[];
+  const query = promptQuery(registry, true);
+  return (await (
+    await getOk(registry, `/tools?provider=${provider}${query ? `&${query}` : ''}`)
+  ).json()) as Tool[];
 }
 
 /** One result of GET /search (what search_skills answers). */
@@ -105,6 +123,15 @@ export async function runSkillTool(registry: Registry, tool: string, input: unkn
 }
 
 /** True when the module is the script node was asked to run (`npx tsx examples/...`), not an import. */
+/** SKILLREG_PROMPT_BUDGET and SKILLREG_PROMPT_MODE, for the examples' command lines. */
+export function promptSettings(env: Record<string, string | undefined>): Pick<Registry, 'budget' | 'mode'> {
+  const budget = env.SKILLREG_PROMPT_BUDGET ? Number(env.SKILLREG_PROMPT_BUDGET) : undefined;
+  return {
+    ...(budget !== undefined && Number.isFinite(budget) ? { budget } : {}),
+    ...(env.SKILLREG_PROMPT_MODE === 'search' ? { mode: 'search' as const } : {}),
+  };
+}
+
 export function isMain(moduleUrl: string): boolean {
   const script = process.argv[1];
   try {
