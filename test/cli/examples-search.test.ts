@@ -4,6 +4,7 @@
  * tells it to, calls search_skills with the request and loads the first result. A request whose skill
  * the budgeted prompt does not list must end in search_skills, then load_skill of that skill.
  */
+// biome-ignore-all lint/suspicious/noExplicitAny: provider request bodies are read loosely
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
@@ -88,7 +89,6 @@ async function startModel(
   };
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: provider request bodies are read loosely
 function anthropicTurn(body: any): Turn {
   const messages = body.messages as any[];
   const question = messages[0].content as string;
@@ -102,7 +102,6 @@ function anthropicTurn(body: any): Turn {
   return { system: body.system, question, tools: body.tools.map((tool: any) => tool.name), last: lastCall };
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: provider request bodies are read loosely
 function openAiTurn(body: any): Turn {
   const messages = body.messages as any[];
   const last = messages.at(-1);
