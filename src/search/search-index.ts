@@ -102,6 +102,18 @@ class Postings {
 /** Query terms past this many (the rarest are kept) add time and little else. */
 const MAX_QUERY_TERMS = 48;
 
+/**
+ * Postings at least this long are read for the skills already found alone, once no other skill can
+ * reach the first results any more (MaxScore-style pruning); shorter ones are always read whole.
+ */
+const PRUNE_FROM_DF = 2_000;
+
+/** Unknown words of one request looked up for a close spelling (a paragraph can hold dozens). */
+const MAX_CORRECTIONS = 8;
+
+/** See withoutUbiquitous(). */
+const UBIQUITOUS_SHARE = 0.8;
+
 /** How much one word's learned loads count, against the word's weight in a field match (about 1-2). */
 const LEARNED_WEIGHT = 0.25;
 
@@ -116,6 +128,10 @@ export class SearchIndex {
   private dead = 0;
   private scores = new Float64Array(0);
   private matches = new Float64Array(0);
+  /** See fieldFactors(). */
+  private factors = new Float32Array(0);
+  private factorAverages: number[] | undefined;
+  private factorsUpTo = 0;
   /** See spellingBuckets(). */
   private buckets: Map<string, string[]> | undefined;
 
@@ -185,51 +201,82 @@ export class SearchIndex {
     const size = this.slotOf.size;
     if (size === 0 || options.limit <= 0) return [];
     const words = uniqueTerms(query);
-    const terms = this.queryTerms(words);
+    // Rarest first: their short postings find the candidates, and the common words' long postings
+    // can then often be read for those candidates alone (see the pruning below).
+    const slots = this.names.length;
+    const terms = withoutUbiquitous(
+      this.queryTerms(words).sort((x, y) => x.postings.df - y.postings.df),
+      slots,
+    );
     const learned = options.learned ? this.learnedBoosts(words, options.learned) : undefined;
     if (terms.length === 0 && !learned) return [];
-    if (this.scores.length < this.names.length) this.scores = new Float64Array(this.names.length);
-    const scores = this.scores;
-    if (this.matches.length < this.names.length) this.matches = new Float64Array(this.names.length);
-    const matches = this.matches;
+    if (this.scores.length < slots) {
+      this.scores = new Float64Array(slots);
+      this.matches = new Float64Array(slots);
+    }
+    const { scores, matches } = this;
+    const factors = this.fieldFactors();
+    const k1 = this.weights.k1;
     // Document frequencies count replaced slots until compaction (Postings.df): so does N.
-    const slots = this.names.length;
     const idfs = terms.map(
       ({ postings, boost }) => Math.log(1 + (slots - postings.df + 0.5) / (postings.df + 0.5)) * boost,
     );
     const totalIdf = idfs.reduce((sum, idf) => sum + idf, 0);
+    // The most one term adds to a skill's score: BM25 saturates below (k1 + 1) times the weight.
+    let remaining = idfs.reduce((sum, idf) => sum + idf * (k1 + 1), 0);
     const touched: number[] = [];
-    const { weight, b, k1 } = this.weights;
-    const average = FIELDS.map((_, f) => Math.max(this.totals[f]! / size, 1));
-    const fieldWeight = FIELDS.map((field) => weight[field]);
-    const fieldB = FIELDS.map((field) => b[field]);
+    const isTouched = new Uint8Array(slots);
+    for (const slot of learned?.keys() ?? []) {
+      touched.push(slot);
+      isTouched[slot] = 1;
+    }
+    let candidatesOnly = false;
+    const wanted = options.limit;
     for (let t = 0; t < terms.length; t++) {
       const { postings } = terms[t]!;
       const idf = idfs[t]!;
-      for (let at = 0; at < postings.length; at++) {
-        const slot = postings.slots[at]!;
-        if (this.names[slot] === undefined) continue;
-        const packed = postings.counts[at]!;
+      if (!candidatesOnly && postings.length > PRUNE_FROM_DF && touched.length >= wanted) {
+        // A skill no earlier term matched can score at most `remaining`: once the k-th best lower bound
+        // of the skills already found is above it, only those skills can still make the first k.
+        candidatesOnly = remaining < this.kthLowerBound(touched, wanted, totalIdf, options.accept);
+      }
+      remaining -= idf * (k1 + 1);
+      const list = postings.slots;
+      const counts = postings.counts;
+      // Few candidates against a long list: look each one up rather than read the whole list.
+      const lookUp = candidatesOnly && touched.length * 24 < postings.length;
+      const steps = lookUp ? touched.length : postings.length;
+      for (let step = 0; step < steps; step++) {
+        let slot: number;
+        let packed: number;
+        if (lookUp) {
+          slot = touched[step]!;
+          packed = postings.find(slot);
+          if (packed === 0 || this.names[slot] === undefined) continue;
+        } else {
+          slot = list[step]!;
+          if (candidatesOnly ? isTouched[slot] === 0 : this.names[slot] === undefined) continue;
+          packed = counts[step]!;
+        }
+        const base = slot * FIELDS.length;
         let tf = 0;
         for (let f = 0; f < FIELDS.length; f++) {
           const count = (packed >>> SHIFT[f]!) & MASK[f]!;
-          if (count === 0) continue;
-          const norm = 1 - fieldB[f]! + (fieldB[f]! * this.lengths[slot * FIELDS.length + f]!) / average[f]!;
-          tf += (fieldWeight[f]! * count) / norm;
+          if (count !== 0) tf += count * factors[base + f]!;
         }
-        if (scores[slot] === 0) touched.push(slot);
+        if (isTouched[slot] === 0) {
+          isTouched[slot] = 1;
+          touched.push(slot);
+        }
         scores[slot]! += (idf * tf * (k1 + 1)) / (tf + k1);
         matches[slot]! += idf;
       }
     }
     // Skills that match more of the request's weight rank higher than ones that match one word often.
-    for (const slot of touched) scores[slot]! *= Math.sqrt(matches[slot]! / totalIdf);
-    for (const [slot, { boost }] of learned ?? []) {
-      if (scores[slot] === 0) touched.push(slot);
-      scores[slot]! += boost;
-    }
+    if (totalIdf > 0) for (const slot of touched) scores[slot]! *= Math.sqrt(matches[slot]! / totalIdf);
+    for (const [slot, { boost }] of learned ?? []) scores[slot]! += boost;
     const ranked = touched
-      .filter((slot) => options.accept?.(this.names[slot]!) ?? true)
+      .filter((slot) => this.names[slot] !== undefined && (options.accept?.(this.names[slot]!) ?? true))
       .sort((x, y) => scores[y]! - scores[x]! || compareNames(this.names[x]!, this.names[y]!))
       .slice(0, options.limit);
     const hits = ranked.map((slot) => ({
@@ -243,6 +290,79 @@ export class SearchIndex {
       matches[slot] = 0;
     }
     return hits;
+  }
+
+  /**
+   * The k-th best score the skills found so far are sure to reach (their partial sums, with the
+   * coverage factor of what they matched so far: more matches only raise both).
+   */
+  private kthLowerBound(
+    touched: readonly number[],
+    k: number,
+    totalIdf: number,
+    accept: SearchOptions['accept'],
+  ): number {
+    // The k best in a min-heap: one pass, no sort of every skill found.
+    const heap = new Float64Array(k);
+    let size = 0;
+    for (const slot of touched) {
+      const name = this.names[slot];
+      if (name === undefined || (accept && !accept(name))) continue;
+      const bound = this.scores[slot]! * Math.sqrt(this.matches[slot]! / totalIdf);
+      if (size < k) {
+        let at = size++;
+        heap[at] = bound;
+        while (at > 0 && heap[(at - 1) >> 1]! > heap[at]!) {
+          const parent = (at - 1) >> 1;
+          [heap[parent], heap[at]] = [heap[at]!, heap[parent]!];
+          at = parent;
+        }
+      } else if (bound > heap[0]!) {
+        heap[0] = bound;
+        let at = 0;
+        for (;;) {
+          const left = at * 2 + 1;
+          const right = left + 1;
+          let least = at;
+          if (left < k && heap[left]! < heap[least]!) least = left;
+          if (right < k && heap[right]! < heap[least]!) least = right;
+          if (least === at) break;
+          [heap[least], heap[at]] = [heap[at]!, heap[least]!];
+          at = least;
+        }
+      }
+    }
+    return size < k ? Number.NEGATIVE_INFINITY : heap[0]!;
+  }
+
+  /**
+   * Per slot and field, the field's weight over its length normalisation, so scoring a posting is a
+   * few multiplications. Kept while the average field lengths stay within 2% of those it was made
+   * with (new slots are filled in as they come); remade otherwise.
+   */
+  private fieldFactors(): Float32Array {
+    const size = Math.max(this.slotOf.size, 1);
+    const average = FIELDS.map((_, f) => Math.max(this.totals[f]! / size, 1));
+    const made = this.factorAverages;
+    const stale = !made || average.some((value, f) => Math.abs(value - made[f]!) > made[f]! * 0.02);
+    const slots = this.names.length;
+    if (stale || this.factors.length < slots * FIELDS.length) {
+      const factors = new Float32Array(Math.max(64, slots * 2) * FIELDS.length);
+      if (!stale) factors.set(this.factors);
+      this.factors = factors;
+      if (stale) this.factorsUpTo = 0;
+    }
+    if (stale) this.factorAverages = average;
+    const used = this.factorAverages!;
+    const { weight, b } = this.weights;
+    for (let slot = this.factorsUpTo; slot < slots; slot++) {
+      FIELDS.forEach((field, f) => {
+        const norm = 1 - b[field] + (b[field] * this.lengths[slot * FIELDS.length + f]!) / used[f]!;
+        this.factors[slot * FIELDS.length + f] = weight[field] / norm;
+      });
+    }
+    this.factorsUpTo = slots;
+    return this.factors;
   }
 
   /** Which query terms a document matched, and in which fields. */
@@ -288,12 +408,15 @@ export class SearchIndex {
 
   private queryTerms(words: readonly AnalyzedWord[]): QueryTerm[] {
     const found: QueryTerm[] = [];
+    let corrections = 0;
     for (const { term, word } of words) {
       const postings = this.dictionary.get(term);
       if (postings && postings.df > 0) {
         found.push({ query: word, term, postings, boost: 1, corrected: false });
         continue;
       }
+      if (corrections >= MAX_CORRECTIONS) continue;
+      corrections += 1;
       const near = this.closestSpelling(term);
       if (near)
         found.push({
@@ -342,7 +465,8 @@ export class SearchIndex {
     if (this.buckets) return this.buckets;
     const buckets = new Map<string, string[]>();
     for (const term of this.dictionary.keys()) {
-      if (isCjkTerm(term)) continue;
+      // A misspelt word is read as another word: never as a CJK pair, a number or an identifier.
+      if (isCjkTerm(term) || /\d/.test(term)) continue;
       const key = bucketOf(term[0]!, term.length);
       const bucket = buckets.get(key);
       if (bucket) bucket.push(term);
@@ -377,6 +501,8 @@ export class SearchIndex {
     this.names = names;
     this.lengths = lengths;
     this.dead = 0;
+    this.factorAverages = undefined;
+    this.factorsUpTo = 0;
     this.buckets = undefined;
   }
 }
@@ -397,6 +523,16 @@ export function uniqueTerms(query: string): AnalyzedWord[] {
     seen.add(term);
     return true;
   });
+}
+
+/**
+ * The terms without those nearly every skill holds (in over ~80% of them): they tell skills apart by
+ * almost nothing, and reading their postings would cost the most. Kept in small catalogues, where
+ * a word every skill holds is still a fair answer.
+ */
+function withoutUbiquitous(terms: QueryTerm[], slots: number): QueryTerm[] {
+  if (slots < 100) return terms;
+  return terms.filter(({ postings }) => postings.df < UBIQUITOUS_SHARE * slots);
 }
 
 function bucketOf(first: string, length: number): string {
