@@ -125,6 +125,7 @@ export class SearchMirror {
       after = page.rows.at(-1)!.name;
       await yieldToEventLoop();
     }
+    index.trim();
     return { revision: revision ?? 0, index, skills };
   }
 

@@ -100,7 +100,9 @@ export function analyzeWords(text: string): AnalyzedWord[] {
 /** The term one lower-cased word stands for, or undefined for a stop word. */
 export function wordTerm(word: string): string | undefined {
   if (STOPWORDS.has(word)) return undefined;
-  if (word.length > 64) return undefined;
+  // Long numbers (ids, counts, timestamps) tell what a skill is for only by accident, and each would
+  // be a term of its own.
+  if (word.length > 64 || /^\d{5,}$/.test(word)) return undefined;
   if (word.length <= 2 || /\d/.test(word)) return word;
   return stemmer(word);
 }

@@ -65,7 +65,7 @@ function counted(terms: readonly string[]): Map<string, number> {
  * Bumped whenever analyze() or searchDocument() would give other terms for the same text: stored
  * terms of another version are analysed again from the version's text when the index reads them.
  */
-export const ANALYZER_VERSION = 1;
+export const ANALYZER_VERSION = 2;
 
 /**
  * The stored form of a document's term counts: the analyzer version on the first line, then one line

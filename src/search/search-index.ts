@@ -52,13 +52,26 @@ export interface SearchOptions {
   learned?: (term: string) => ReadonlyMap<string, number> | undefined;
 }
 
-/** Packing of per-field counts into one 32-bit posting word: name 4 bits, description 6, headings 6, body 16. */
-const SHIFT = [0, 4, 10, 16] as const;
-const MASK = [0xf, 0x3f, 0x3f, 0xffff] as const;
+/**
+ * One posting is one 32-bit word: the document slot in the high 21 bits, and the term's count in each
+ * field in the low 11 (name 1 bit, description 3, headings 2, body 5). Counts are capped there: BM25
+ * saturates long before (a body count of 31 scores within 3% of 60), and four bytes a posting keep
+ * a large catalogue's index small.
+ */
+const SHIFT = [0, 1, 4, 6] as const;
+const MASK = [0x1, 0x7, 0x3, 0x1f] as const;
+const COUNT_BITS = 11;
+const COUNTS = (1 << COUNT_BITS) - 1;
+/** Slots one index can number (compaction renumbers them from 0). */
+export const MAX_SLOTS = 2 ** (32 - COUNT_BITS);
 
+/**
+ * The postings of one term: document slots in increasing order, each followed by its packed counts, in
+ * one array (one object per term matters: most terms of a large catalogue occur in one or two skills).
+ */
 class Postings {
-  slots = new Int32Array(4);
-  counts = new Uint32Array(4);
+  /** Per posting: slot << COUNT_BITS | packed counts, slots increasing. */
+  data = new Uint32Array(1);
   length = 0;
 
   /**
@@ -70,28 +83,29 @@ class Postings {
   }
 
   push(slot: number, packed: number): void {
-    if (this.length === this.slots.length) {
-      const size = this.length * 2;
-      const slots = new Int32Array(size);
-      slots.set(this.slots);
-      this.slots = slots;
-      const counts = new Uint32Array(size);
-      counts.set(this.counts);
-      this.counts = counts;
+    if (this.length === this.data.length) {
+      const grown = new Uint32Array(Math.max(2, Math.ceil(this.length * 1.5)));
+      grown.set(this.data);
+      this.data = grown;
     }
-    this.slots[this.length] = slot;
-    this.counts[this.length] = packed;
+    this.data[this.length] = ((slot << COUNT_BITS) | packed) >>> 0;
     this.length += 1;
+  }
+
+  /** Gives back the room kept for growth (after a bulk build). */
+  trim(): void {
+    if (this.data.length > this.length) this.data = this.data.slice(0, this.length);
   }
 
   /** The packed counts of `slot`, or 0 when the term is not in it. */
   find(slot: number): number {
+    const data = this.data;
     let low = 0;
     let high = this.length - 1;
     while (low <= high) {
       const middle = (low + high) >>> 1;
-      const at = this.slots[middle]!;
-      if (at === slot) return this.counts[middle]!;
+      const at = data[middle]! >>> COUNT_BITS;
+      if (at === slot) return data[middle]! & COUNTS;
       if (at < slot) low = middle + 1;
       else high = middle - 1;
     }
@@ -148,6 +162,11 @@ export class SearchIndex {
     return { terms: this.dictionary.size, postings, slots: this.names.length };
   }
 
+  /** Gives back the room postings keep for growth: after building from many skills at once. */
+  trim(): void {
+    for (const postings of this.dictionary.values()) postings.trim();
+  }
+
   has(name: string): boolean {
     return this.slotOf.has(name);
   }
@@ -155,7 +174,9 @@ export class SearchIndex {
   /** Adds a skill, replacing what the index held under its name. */
   put(document: SearchDocument): void {
     this.remove(document.name);
+    if (this.names.length >= MAX_SLOTS) this.compact();
     const slot = this.names.length;
+    if (slot >= MAX_SLOTS) throw new Error(`the search index holds at most ${MAX_SLOTS} skills`);
     this.names.push(document.name);
     this.slotOf.set(document.name, slot);
     if (this.lengths.length < (slot + 1) * FIELDS.length) {
@@ -241,8 +262,7 @@ export class SearchIndex {
         candidatesOnly = remaining < this.kthLowerBound(touched, wanted, totalIdf, options.accept);
       }
       remaining -= idf * (k1 + 1);
-      const list = postings.slots;
-      const counts = postings.counts;
+      const data = postings.data;
       // Few candidates against a long list: look each one up rather than read the whole list.
       const lookUp = candidatesOnly && touched.length * 24 < postings.length;
       const steps = lookUp ? touched.length : postings.length;
@@ -254,9 +274,10 @@ export class SearchIndex {
           packed = postings.find(slot);
           if (packed === 0 || this.names[slot] === undefined) continue;
         } else {
-          slot = list[step]!;
+          const entry = data[step]!;
+          slot = entry >>> COUNT_BITS;
           if (candidatesOnly ? isTouched[slot] === 0 : this.names[slot] === undefined) continue;
-          packed = counts[step]!;
+          packed = entry & COUNTS;
         }
         const base = slot * FIELDS.length;
         let tf = 0;
@@ -492,9 +513,11 @@ export class SearchIndex {
     for (const [term, postings] of this.dictionary) {
       const kept = new Postings();
       for (let at = 0; at < postings.length; at++) {
-        const slot = renumber[postings.slots[at]!]!;
-        if (slot >= 0) kept.push(slot, postings.counts[at]!);
+        const entry = postings.data[at]!;
+        const slot = renumber[entry >>> COUNT_BITS]!;
+        if (slot >= 0) kept.push(slot, entry & COUNTS);
       }
+      kept.trim();
       if (kept.length === 0) this.dictionary.delete(term);
       else this.dictionary.set(term, kept);
     }
