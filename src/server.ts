@@ -58,6 +58,8 @@ export async function startServer(env: Record<string, string | undefined> = proc
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  // The search index is read before GET /readyz answers 200 (it answers 503 until then).
+  const searchIndex = warmSearchIndex(app);
   await app.listen({ port: config.port, host: config.host });
   app.log.info(
     { database: config.databaseUrl ? 'postgres' : `pglite:${config.dataDir}`, docs: '/docs' },
@@ -68,7 +70,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
   void app.registry.agents.catalogue
     .snapshot()
     .catch((error: unknown) => app.log.warn({ err: error }, 'could not read the agent catalogue yet'))
-    .then(() => warmSearchIndex(app))
+    .then(() => searchIndex)
     .then(() => backfillArchives(app))
     .then(() => backfillPromptTokens(app));
 }

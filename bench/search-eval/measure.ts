@@ -97,28 +97,30 @@ export async function publishAll(
   return { refused };
 }
 
-/** GET /skills?q= — the catalogue's search. */
-export function catalogueFace(send: Send): Face {
+/** A face answered by one GET: the ranked names read off its JSON. */
+function getFace(send: Send, path: string, names: (body: unknown) => string[]): Face {
   return async (query, limit) => {
     const answer = await send({
       method: 'GET',
-      url: `/skills?q=${encodeURIComponent(query)}&limit=${limit}`,
+      url: `${path}?q=${encodeURIComponent(query)}&limit=${limit}`,
     });
     if (answer.status !== 200) throw new Error(`status ${answer.status}`);
-    return (answer.json() as { items: { name: string }[] }).items.map((item) => item.name);
+    return names(answer.json());
   };
+}
+
+/** GET /skills?q= — the catalogue's search. */
+export function catalogueFace(send: Send): Face {
+  return getFace(send, '/skills', (body) =>
+    (body as { items: { name: string }[] }).items.map((item) => item.name),
+  );
 }
 
 /** GET /search — what the search_skills tool answers, over REST. */
 export function searchSkillsFace(send: Send): Face {
-  return async (query, limit) => {
-    const answer = await send({
-      method: 'GET',
-      url: `/search?q=${encodeURIComponent(query)}&limit=${limit}`,
-    });
-    if (answer.status !== 200) throw new Error(`status ${answer.status}`);
-    return (answer.json() as { results: { name: string }[] }).results.map((result) => result.name);
-  };
+  return getFace(send, '/search', (body) =>
+    (body as { results: { name: string }[] }).results.map((result) => result.name),
+  );
 }
 
 export async function measureFace(

@@ -74,6 +74,7 @@ export class SkillSearchService {
   private readonly tagged = new Map<string, SearchMirror>();
   /** What agents loaded after searching: a ranking signal only the registry has. */
   readonly feedback: SearchFeedback;
+  private warmingNow = false;
 
   constructor(
     private readonly repository: SearchRepository,
@@ -87,7 +88,17 @@ export class SkillSearchService {
 
   /** Builds the `latest` index now, so the first search after a start does not wait for it. */
   async warm(): Promise<void> {
-    await Promise.all([this.latest.warm(), this.feedback.sync()]);
+    this.warmingNow = true;
+    try {
+      await Promise.all([this.latest.warm(), this.feedback.sync()]);
+    } finally {
+      this.warmingNow = false;
+    }
+  }
+
+  /** True while warm() builds the index (GET /readyz answers 503 meanwhile). */
+  get warming(): boolean {
+    return this.warmingNow;
   }
 
   /** Ranked hits, best first, and whether more follow the ones answered. */

@@ -27,7 +27,8 @@ const healthRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, 
       schema: {
         tags: ['operations'],
         summary: 'Readiness',
-        description: 'The database answers; load balancers should send traffic only while this is 200.',
+        description:
+          'The database answers and the search index is built (at start it is read once: until then searches would wait for it); load balancers should send traffic only while this is 200.',
         operationId: 'readyz',
         response: {
           200: z.object({ status: z.literal('ok'), database: z.enum(['postgres', 'pglite']) }),
@@ -39,6 +40,14 @@ const healthRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, 
     async (request, reply) => {
       try {
         await database.ping();
+        if (registry.search.warming) {
+          return sendProblem(
+            reply,
+            503,
+            'Service Unavailable',
+            'the search index is being built from the catalogue (a few seconds at 100,000 skills); try again shortly',
+          );
+        }
         return { status: 'ok' as const, database: database.kind };
       } catch (error) {
         request.log.warn({ err: error }, 'readiness check failed');

@@ -1,0 +1,87 @@
+/**
+ * The search service behind every face: the catalogue's q, other dist-tags, the prompt's q, paging,
+ * the limits of a request and readiness while the index is built.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uniqueName } from '../helpers/bundles.js';
+import { adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
+
+describe('search service', () => {
+  let ctx: TestApp;
+  const kafka = uniqueName('kafka-lag');
+  const invoices = uniqueName('invoice-reader');
+
+  const publish = (name: string, description: string, query = '') =>
+    ctx.app.inject({
+      method: 'POST',
+      url: `/skills${query}`,
+      headers: { ...adminAuth, 'content-type': 'text/markdown' },
+      payload: `---\nname: ${name}\ndescription: ${description}\n---\n## Steps\n\nCheck consumer offsets.\n`,
+    });
+
+  beforeAll(async () => {
+    ctx = await createTestApp();
+    expect((await publish(kafka, 'Diagnose Kafka consumer lag and stuck partitions.')).statusCode).toBe(201);
+    expect((await publish(invoices, 'Extract totals and dates from PDF invoices.')).statusCode).toBe(201);
+  });
+
+  afterAll(async () => {
+    await ctx?.close();
+  });
+
+  it('ranks GET /skills?q= best first with why each matched, and pages with a cursor', async () => {
+    const first = (await ctx.app.inject('/skills?q=why+are+my+kafka+consumers+lagging&limit=1')).json();
+    expect(first.items.map((item: { name: string }) => item.name)).toEqual([kafka]);
+    expect(first.items[0].match.why).toContain('kafka');
+    expect(first.items[0].match.fields.name).toContain('kafka');
+    const broad = '/skills?q=kafka+consumer+invoices+offsets&limit=1';
+    const page = (await ctx.app.inject(broad)).json();
+    expect(page.nextCursor).toEqual(expect.any(String));
+    const next = (await ctx.app.inject(`${broad}&cursor=${page.nextCursor}`)).json();
+    expect(next.items[0].name).not.toBe(page.items[0].name);
+  });
+
+  it('refuses an empty or an overlong request with a problem naming the limit', async () => {
+    const long = await ctx.app.inject(`/search?q=${'word '.repeat(900)}`);
+    expect(long.statusCode).toBe(400);
+    expect(long.headers['content-type']).toContain('application/problem+json');
+    expect(long.json().detail).toMatch(/4000/);
+    expect((await ctx.app.inject('/search?q=%20%20')).statusCode).toBe(400);
+  });
+
+  it('searches another dist-tag with an index of its own, and follows a tag move', async () => {
+    const name = uniqueName('tagged');
+    expect((await publish(name, 'Rotate TLS certificates.', '?version=1.0.0')).statusCode).toBe(201);
+    expect((await publish(name, 'Renew DNS records.', '?version=2.0.0')).statusCode).toBe(201);
+    const move = (version: string) =>
+      ctx.app.inject({
+        method: 'PUT',
+        url: `/skills/${name}/tags/stable`,
+        headers: adminAuth,
+        payload: { version },
+      });
+    expect((await move('1.0.0')).statusCode).toBe(200);
+    const stable = (q: string) =>
+      ctx.app
+        .inject(`/skills?tag=stable&q=${q}`)
+        .then((res) => res.json().items.map((item: { name: string }) => item.name));
+    expect(await stable('certificates')).toEqual([name]);
+    expect(await stable('dns')).toEqual([]);
+    expect((await move('2.0.0')).statusCode).toBe(200);
+    expect(await stable('dns')).toEqual([name]);
+    expect(await stable('certificates')).toEqual([]);
+  });
+
+  it('selects the prompt by the same ranking: best matches first', async () => {
+    const body = (await ctx.app.inject('/prompt?format=json&q=pdf+invoice+totals')).json();
+    expect(body.included[0].name).toBe(invoices);
+  });
+
+  it('is not ready while the index is built at start', async () => {
+    const warming = ctx.app.registry.search.warm();
+    expect(ctx.app.registry.search.warming).toBe(true);
+    await warming;
+    expect(ctx.app.registry.search.warming).toBe(false);
+    expect((await ctx.app.inject('/readyz')).statusCode).toBe(200);
+  });
+});
