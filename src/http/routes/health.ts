@@ -45,7 +45,7 @@ const healthRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, 
             reply,
             503,
             'Service Unavailable',
-            'the search index is being built from the catalogue (a few seconds at 100,000 skills); try again shortly',
+            'the search index is being built from the catalogue (it is read once at start); try again in a few seconds',
           );
         }
         return { status: 'ok' as const, database: database.kind };
