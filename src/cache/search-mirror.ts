@@ -8,18 +8,14 @@ import type { CatalogueState } from './catalogue-state.js';
 /** Skills read per statement while the index is first built. */
 const PAGE_SIZE = 2000;
 
-/** What the search index knows of one skill besides its terms. */
-export interface IndexedSkill {
-  version: string;
-  /** The frontmatter's `disable-model-invocation`; null when absent. */
-  disableModelInvocation: string | null;
-}
-
 /** An index and the skills it holds, at a catalogue revision. */
 export interface SearchSnapshot {
   revision: number;
   index: SearchIndex;
-  skills: ReadonlyMap<string, IndexedSkill>;
+  /** The version the tag points at, by skill name (version strings shared). */
+  versions: ReadonlyMap<string, string>;
+  /** Skills whose frontmatter sets `disable-model-invocation` (to any value: visibility decides). */
+  flagged: ReadonlyMap<string, string>;
 }
 
 /**
@@ -35,6 +31,7 @@ export class SearchMirror {
   private running: Promise<SearchSnapshot> | undefined;
   private queued: Promise<SearchSnapshot> | undefined;
   private closed = false;
+  private readonly versionStrings = new Map<string, string>();
 
   constructor(
     private readonly repository: SearchRepository,
@@ -100,38 +97,42 @@ export class SearchMirror {
     if (delta.rows.length === 0 && delta.removed.length === 0) {
       return this.keep({ ...base, revision: Math.max(base.revision, delta.revision) });
     }
-    // Writes are few between catch-ups: the index is changed in place (a search never yields while
-    // it reads the index), the map of skills is copied so a snapshot's map stays as it was.
-    const skills = new Map(base.skills);
+    // Changed in place: a search reads the index and the maps without yielding, and each skill is
+    // added to the maps before the index (and removed from the index first), so no hit lacks a version.
+    const versions = base.versions as Map<string, string>;
+    const flagged = base.flagged as Map<string, string>;
     for (const name of delta.removed) {
       base.index.remove(name);
-      skills.delete(name);
+      versions.delete(name);
+      flagged.delete(name);
     }
-    await this.putAll(base.index, skills, delta.rows);
-    return this.keep({ revision: Math.max(base.revision, delta.revision), index: base.index, skills });
+    await this.putAll(base.index, versions, flagged, delta.rows);
+    return this.keep({ ...base, revision: Math.max(base.revision, delta.revision) });
   }
 
   private async build(): Promise<SearchSnapshot> {
     const index = new SearchIndex();
-    const skills = new Map<string, IndexedSkill>();
+    const versions = new Map<string, string>();
+    const flagged = new Map<string, string>();
     let after: string | undefined;
     let revision: number | undefined;
     for (;;) {
       const page = await this.repository.page(this.tag, after, PAGE_SIZE, ANALYZER_VERSION);
       // Writes committed while the pages are read are caught up from the first page's revision.
       revision ??= page.revision;
-      await this.putAll(index, skills, page.rows);
+      await this.putAll(index, versions, flagged, page.rows);
       if (page.rows.length < PAGE_SIZE) break;
       after = page.rows.at(-1)!.name;
       await yieldToEventLoop();
     }
     index.trim();
-    return { revision: revision ?? 0, index, skills };
+    return { revision: revision ?? 0, index, versions, flagged };
   }
 
   private async putAll(
     index: SearchIndex,
-    skills: Map<string, IndexedSkill>,
+    versions: Map<string, string>,
+    flagged: Map<string, string>,
     rows: SearchRow[],
   ): Promise<void> {
     const made: { versionId: string; searchTerms: string }[] = [];
@@ -145,11 +146,22 @@ export class SearchMirror {
         }).terms;
         made.push({ versionId: row.versionId, searchTerms: encodeTerms(terms) });
       }
+      versions.set(row.name, this.interned(row.version));
+      if (row.disableModelInvocation === null) flagged.delete(row.name);
+      else flagged.set(row.name, row.disableModelInvocation);
       index.put({ name: row.name, terms });
-      skills.set(row.name, { version: row.version, disableModelInvocation: row.disableModelInvocation });
     }
     // Best effort: the terms are made again at the next start if this fails.
     if (made.length > 0) await this.repository.storeTerms(made).catch(() => undefined);
+  }
+
+  /** One string per version ("1.0.0" once, not once per skill). */
+  private interned(version: string): string {
+    const known = this.versionStrings.get(version);
+    if (known !== undefined) return known;
+    if (this.versionStrings.size >= 4096) this.versionStrings.clear();
+    this.versionStrings.set(version, version);
+    return version;
   }
 
   private keep(snapshot: SearchSnapshot): SearchSnapshot {

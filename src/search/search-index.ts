@@ -70,8 +70,12 @@ export const MAX_SLOTS = 2 ** (32 - COUNT_BITS);
  * one array (one object per term matters: most terms of a large catalogue occur in one or two skills).
  */
 class Postings {
-  /** Per posting: slot << COUNT_BITS | packed counts, slots increasing. */
-  data = new Uint32Array(1);
+  /**
+   * Per posting: slot << COUNT_BITS | packed counts, slots increasing. Most terms of a large catalogue
+   * occur in one skill: theirs is kept in `first`, and the array is made for the second.
+   */
+  data: Uint32Array | undefined;
+  first = 0;
   length = 0;
 
   /**
@@ -82,30 +86,41 @@ class Postings {
     return this.length;
   }
 
+  /** The i-th posting word. */
+  at(index: number): number {
+    return this.data ? this.data[index]! : this.first;
+  }
+
   push(slot: number, packed: number): void {
-    if (this.length === this.data.length) {
-      const grown = new Uint32Array(Math.max(2, Math.ceil(this.length * 1.5)));
-      grown.set(this.data);
-      this.data = grown;
+    const entry = ((slot << COUNT_BITS) | packed) >>> 0;
+    if (this.length === 0) {
+      this.first = entry;
+    } else {
+      if (!this.data || this.length === this.data.length) {
+        const grown = new Uint32Array(Math.max(2, Math.ceil(this.length * 1.5)));
+        if (this.data) grown.set(this.data);
+        else grown[0] = this.first;
+        this.data = grown;
+      }
+      this.data[this.length] = entry;
     }
-    this.data[this.length] = ((slot << COUNT_BITS) | packed) >>> 0;
     this.length += 1;
   }
 
   /** Gives back the room kept for growth (after a bulk build). */
   trim(): void {
-    if (this.data.length > this.length) this.data = this.data.slice(0, this.length);
+    if (this.data && this.data.length > this.length) this.data = this.data.slice(0, this.length);
   }
 
   /** The packed counts of `slot`, or 0 when the term is not in it. */
   find(slot: number): number {
-    const data = this.data;
     let low = 0;
     let high = this.length - 1;
     while (low <= high) {
       const middle = (low + high) >>> 1;
-      const at = data[middle]! >>> COUNT_BITS;
-      if (at === slot) return data[middle]! & COUNTS;
+      const entry = this.at(middle);
+      const at = entry >>> COUNT_BITS;
+      if (at === slot) return entry & COUNTS;
       if (at < slot) low = middle + 1;
       else high = middle - 1;
     }
@@ -263,6 +278,7 @@ export class SearchIndex {
       }
       remaining -= idf * (k1 + 1);
       const data = postings.data;
+      const first = postings.first;
       // Few candidates against a long list: look each one up rather than read the whole list.
       const lookUp = candidatesOnly && touched.length * 24 < postings.length;
       const steps = lookUp ? touched.length : postings.length;
@@ -274,7 +290,7 @@ export class SearchIndex {
           packed = postings.find(slot);
           if (packed === 0 || this.names[slot] === undefined) continue;
         } else {
-          const entry = data[step]!;
+          const entry = data ? data[step]! : first;
           slot = entry >>> COUNT_BITS;
           if (candidatesOnly ? isTouched[slot] === 0 : this.names[slot] === undefined) continue;
           packed = entry & COUNTS;
@@ -513,7 +529,7 @@ export class SearchIndex {
     for (const [term, postings] of this.dictionary) {
       const kept = new Postings();
       for (let at = 0; at < postings.length; at++) {
-        const entry = postings.data[at]!;
+        const entry = postings.at(at);
         const slot = renumber[entry >>> COUNT_BITS]!;
         if (slot >= 0) kept.push(slot, entry & COUNTS);
       }

@@ -105,22 +105,18 @@ export class SkillSearchService {
   async search(request: SearchRequest): Promise<{ hits: SearchHit[]; more: boolean }> {
     const query = checkedQuery(request.query);
     const offset = request.offset ?? 0;
-    const { index, skills } = await this.mirror(request.tag ?? LATEST).snapshot();
+    const { index, versions, flagged } = await this.mirror(request.tag ?? LATEST).snapshot();
     const forModel = request.forModel === true;
     const found = index.search(query, {
       limit: offset + request.limit + 1,
       learned: (term) => this.feedback.loadsAfter(term),
-      accept: (name) => {
-        const skill = skills.get(name);
-        return (
-          skill !== undefined &&
-          (!forModel || isModelInvocable({ 'disable-model-invocation': skill.disableModelInvocation }))
-        );
-      },
+      accept: (name) =>
+        versions.has(name) &&
+        (!forModel || isModelInvocable({ 'disable-model-invocation': flagged.get(name) ?? null })),
     });
     const hits = found.slice(offset, offset + request.limit).map((hit) => ({
       name: hit.name,
-      version: skills.get(hit.name)!.version,
+      version: versions.get(hit.name)!,
       match: describeMatch(hit.score, hit.matched, hit.learned),
     }));
     return { hits, more: found.length > offset + request.limit };
