@@ -1,5 +1,11 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { ANALYZER_VERSION, decodeTerms, encodeTerms, searchDocument } from '../search/document.js';
+import {
+  ANALYZER_VERSION,
+  encodeTerms,
+  isCurrentTerms,
+  searchDocument,
+  visitStoredTerms,
+} from '../search/document.js';
 import { SearchIndex } from '../search/search-index.js';
 import { LATEST } from '../storage/records.js';
 import type { SearchRepository, SearchRow } from '../storage/search-repository.js';
@@ -137,18 +143,20 @@ export class SearchMirror {
   ): Promise<void> {
     const made: { versionId: string; searchTerms: string }[] = [];
     for (const row of rows) {
-      let terms = row.searchTerms === null ? undefined : decodeTerms(row.searchTerms);
-      if (!terms) {
-        terms = searchDocument({
-          name: row.name,
-          description: row.description ?? '',
-          body: row.body ?? '',
-        }).terms;
-        made.push({ versionId: row.versionId, searchTerms: encodeTerms(terms) });
-      }
+      const stored = row.searchTerms;
       versions.set(row.name, this.interned(row.version));
       if (row.disableModelInvocation === null) flagged.delete(row.name);
       else flagged.set(row.name, row.disableModelInvocation);
+      if (stored !== null && isCurrentTerms(stored)) {
+        index.putTerms(row.name, (visit) => visitStoredTerms(stored, visit));
+        continue;
+      }
+      const { terms } = searchDocument({
+        name: row.name,
+        description: row.description ?? '',
+        body: row.body ?? '',
+      });
+      made.push({ versionId: row.versionId, searchTerms: encodeTerms(terms) });
       index.put({ name: row.name, terms });
     }
     // Best effort: the terms are made again at the next start if this fails.

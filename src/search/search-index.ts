@@ -1,6 +1,6 @@
 import { distance } from 'fastest-levenshtein';
 import { type AnalyzedWord, analyzeWords, isCjkTerm } from './analyze.js';
-import { FIELDS, type Field, type SearchDocument } from './document.js';
+import { FIELDS, type Field, type SearchDocument, type TermVisitor } from './document.js';
 
 /**
  * An in-memory BM25F index over skills: name, description, headings and body, each with its own weight
@@ -188,28 +188,34 @@ export class SearchIndex {
 
   /** Adds a skill, replacing what the index held under its name. */
   put(document: SearchDocument): void {
-    this.remove(document.name);
+    this.putTerms(document.name, (visit) => {
+      FIELDS.forEach((field, f) => {
+        for (const [term, count] of document.terms[field]) visit(f, term, count);
+      });
+    });
+  }
+
+  /** Adds a skill from its terms as `terms` visits them (a stored form, say), replacing its name's. */
+  putTerms(name: string, terms: (visit: TermVisitor) => void): void {
+    this.remove(name);
     if (this.names.length >= MAX_SLOTS) this.compact();
     const slot = this.names.length;
     if (slot >= MAX_SLOTS) throw new Error(`the search index holds at most ${MAX_SLOTS} skills`);
-    this.names.push(document.name);
-    this.slotOf.set(document.name, slot);
+    this.names.push(name);
+    this.slotOf.set(name, slot);
     if (this.lengths.length < (slot + 1) * FIELDS.length) {
       const lengths = new Float32Array(this.lengths.length * 2);
       lengths.set(this.lengths);
       this.lengths = lengths;
     }
     const packed = new Map<string, number>();
-    FIELDS.forEach((field, f) => {
-      let length = 0;
-      for (const [term, count] of document.terms[field]) {
-        length += count;
-        const bits = Math.min(count, MASK[f]!) << SHIFT[f]!;
-        packed.set(term, ((packed.get(term) ?? 0) | bits) >>> 0);
-      }
-      this.lengths[slot * FIELDS.length + f] = length;
-      this.totals[f]! += length;
+    const base = slot * FIELDS.length;
+    terms((f, term, count) => {
+      this.lengths[base + f]! += count;
+      const bits = Math.min(count, MASK[f]!) << SHIFT[f]!;
+      packed.set(term, ((packed.get(term) ?? 0) | bits) >>> 0);
     });
+    for (let f = 0; f < FIELDS.length; f++) this.totals[f]! += this.lengths[base + f]!;
     for (const [term, bits] of packed) {
       let postings = this.dictionary.get(term);
       if (!postings) {

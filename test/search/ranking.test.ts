@@ -4,7 +4,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { analyze, splitBody } from '../../src/search/analyze.js';
-import { decodeTerms, encodeTerms, type SearchableSkill, searchDocument } from '../../src/search/document.js';
+import {
+  decodeTerms,
+  encodeTerms,
+  isCurrentTerms,
+  type SearchableSkill,
+  searchDocument,
+  visitStoredTerms,
+} from '../../src/search/document.js';
 import { SearchIndex } from '../../src/search/search-index.js';
 
 function indexOf(skills: SearchableSkill[]): SearchIndex {
@@ -156,5 +163,26 @@ describe('updates', () => {
     expect(index.stats().slots).toBeLessThan(200);
     const scores = index.search('cluster marker genes', { limit: 1 }).map((hit) => hit.score);
     expect(scores[0]).toBeGreaterThan(0);
+  });
+});
+
+describe('stored terms', () => {
+  it('builds the same index from the stored form as from the document', () => {
+    const fromDocuments = indexOf(CATALOGUE);
+    const fromStored = new SearchIndex();
+    for (const skill of CATALOGUE) {
+      const stored = encodeTerms(searchDocument(skill).terms);
+      expect(isCurrentTerms(stored)).toBe(true);
+      fromStored.putTerms(skill.name, (visit) => visitStoredTerms(stored, visit));
+    }
+    for (const query of [
+      'fix failing github checks',
+      '单细胞 数据',
+      'resume job posting',
+      'slide deck charts',
+    ]) {
+      expect(fromStored.search(query, { limit: 5 })).toEqual(fromDocuments.search(query, { limit: 5 }));
+    }
+    expect(fromStored.stats()).toEqual(fromDocuments.stats());
   });
 });
