@@ -7,6 +7,8 @@ import type {
 import type { AgentCatalogueEntry, CatalogueRepository } from '../storage/catalogue-repository.js';
 import { LATEST, type StateRevisions } from '../storage/records.js';
 import type { CatalogueState } from './catalogue-state.js';
+import { Interner } from './interner.js';
+import { SerialCatchUp } from './serial-catch-up.js';
 
 /**
  * An in-memory copy of the agent catalogue under `latest` (what GET /prompt and GET /tools list by
@@ -20,8 +22,8 @@ import type { CatalogueState } from './catalogue-state.js';
  * (CatalogueRepository.agentCatalogueSince). The copy is replaced, never changed in place: a rendering
  * that yields to the event loop keeps a consistent snapshot while the next one is made.
  *
- * Only the default selection is served from the copy (tag `latest`, with or without `name=`); a
- * search (`q`) or another tag reads the database as before.
+ * Only tag `latest` is served from the copy (with or without `name=`; with `q` the search service
+ * picks the names); another tag reads the database.
  */
 export interface CatalogueSnapshot extends StateRevisions {
   /** Every skill the tag points at a version of, by name (code point order, as the database's "C" collation). */
@@ -81,19 +83,6 @@ class MirroredSkill implements AgentSkill {
   }
 }
 
-/** Shares version strings between entries ("1.0.0" is one string, not one per skill). */
-class Interner {
-  private readonly strings = new Map<string, string>();
-
-  get(value: string): string {
-    const known = this.strings.get(value);
-    if (known !== undefined) return known;
-    if (this.strings.size >= 4096) this.strings.clear();
-    this.strings.set(value, value);
-    return value;
-  }
-}
-
 export interface AgentCatalogueOptions {
   /**
    * Ask the database on every read (at least a catch-up statement), as when the read cache is off;
@@ -104,10 +93,8 @@ export interface AgentCatalogueOptions {
 
 export class AgentCatalogueMirror implements AgentCatalogueSource {
   private heldSnapshot: CatalogueSnapshot | undefined;
-  /** The catch-up statement running now, and one queued after it (see refreshStartingNow). */
-  private running: Promise<CatalogueSnapshot> | undefined;
-  private queued: Promise<CatalogueSnapshot> | undefined;
   private closed = false;
+  private readonly catchUps = new SerialCatchUp<CatalogueSnapshot>(() => this.catchUp());
   private readonly versions = new Interner();
 
   constructor(
@@ -161,47 +148,18 @@ export class AgentCatalogueMirror implements AgentCatalogueSource {
     const target = await this.state.current();
     if (!this.options.alwaysCheck) {
       if (this.heldSnapshot && covers(this.heldSnapshot, target)) return this.heldSnapshot;
-      if (this.running) {
-        await this.running.catch(() => undefined);
+      if (this.catchUps.current) {
+        await this.catchUps.current.catch(() => undefined);
         if (this.heldSnapshot && covers(this.heldSnapshot, target)) return this.heldSnapshot;
       }
     }
-    return this.refreshStartingNow();
+    return this.catchUps.startingNow();
   }
 
   /** Forgets the copy; later reads go to the database. */
   close(): void {
     this.closed = true;
     this.heldSnapshot = undefined;
-  }
-
-  /**
-   * A catch-up that starts no earlier than this call, so it sees every write committed before it.
-   * Catch-ups run one at a time (each starts from the previous one's snapshot); callers arriving while
-   * one runs share the single one queued after it.
-   */
-  private refreshStartingNow(): Promise<CatalogueSnapshot> {
-    if (this.queued) return this.queued;
-    if (!this.running) return this.start();
-    const queued = this.running
-      .then(
-        () => undefined,
-        () => undefined,
-      )
-      .then(() => {
-        this.queued = undefined;
-        return this.start();
-      });
-    this.queued = queued;
-    return queued;
-  }
-
-  private start(): Promise<CatalogueSnapshot> {
-    const running = this.catchUp().finally(() => {
-      if (this.running === running) this.running = undefined;
-    });
-    this.running = running;
-    return running;
   }
 
   private async catchUp(): Promise<CatalogueSnapshot> {

@@ -10,6 +10,8 @@ import { SearchIndex } from '../search/search-index.js';
 import { LATEST } from '../storage/records.js';
 import type { SearchRepository, SearchRow } from '../storage/search-repository.js';
 import type { CatalogueState } from './catalogue-state.js';
+import { Interner } from './interner.js';
+import { SerialCatchUp } from './serial-catch-up.js';
 
 /** Skills read per statement while the index is first built. */
 const PAGE_SIZE = 2000;
@@ -34,10 +36,9 @@ export interface SearchSnapshot {
  */
 export class SearchMirror {
   private held: SearchSnapshot | undefined;
-  private running: Promise<SearchSnapshot> | undefined;
-  private queued: Promise<SearchSnapshot> | undefined;
   private closed = false;
-  private readonly versionStrings = new Map<string, string>();
+  private readonly catchUps = new SerialCatchUp<SearchSnapshot>(() => this.catchUp());
+  private readonly versionStrings = new Interner();
 
   constructor(
     private readonly repository: SearchRepository,
@@ -51,44 +52,16 @@ export class SearchMirror {
     const target = await this.state.current();
     const current = () => !this.options.alwaysCheck && this.held && this.held.revision >= target.revision;
     if (current()) return this.held!;
-    if (this.running) {
-      await this.running.catch(() => undefined);
+    if (this.catchUps.current) {
+      await this.catchUps.current.catch(() => undefined);
       if (current()) return this.held!;
     }
-    return this.refreshStartingNow();
+    return this.catchUps.startingNow();
   }
 
   /** Builds the index now (at start), so the first search does not wait for it. */
   warm(): Promise<SearchSnapshot> {
     return this.snapshot();
-  }
-
-  /**
-   * A catch-up that starts no earlier than this call, so it sees every write committed before it.
-   * Catch-ups run one at a time; callers arriving while one runs share the one queued after it.
-   */
-  private refreshStartingNow(): Promise<SearchSnapshot> {
-    if (this.queued) return this.queued;
-    if (!this.running) return this.start();
-    const queued = this.running
-      .then(
-        () => undefined,
-        () => undefined,
-      )
-      .then(() => {
-        this.queued = undefined;
-        return this.start();
-      });
-    this.queued = queued;
-    return queued;
-  }
-
-  private start(): Promise<SearchSnapshot> {
-    const running = this.catchUp().finally(() => {
-      if (this.running === running) this.running = undefined;
-    });
-    this.running = running;
-    return running;
   }
 
   close(): void {
@@ -144,7 +117,7 @@ export class SearchMirror {
     const made: { versionId: string; searchTerms: string }[] = [];
     for (const row of rows) {
       const stored = row.searchTerms;
-      versions.set(row.name, this.interned(row.version));
+      versions.set(row.name, this.versionStrings.get(row.version));
       if (row.disableModelInvocation === null) flagged.delete(row.name);
       else flagged.set(row.name, row.disableModelInvocation);
       if (stored !== null && isCurrentTerms(stored)) {
@@ -161,15 +134,6 @@ export class SearchMirror {
     }
     // Best effort: the terms are made again at the next start if this fails.
     if (made.length > 0) await this.repository.storeTerms(made).catch(() => undefined);
-  }
-
-  /** One string per version ("1.0.0" once, not once per skill). */
-  private interned(version: string): string {
-    const known = this.versionStrings.get(version);
-    if (known !== undefined) return known;
-    if (this.versionStrings.size >= 4096) this.versionStrings.clear();
-    this.versionStrings.set(version, version);
-    return version;
   }
 
   private keep(snapshot: SearchSnapshot): SearchSnapshot {
