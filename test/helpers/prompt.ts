@@ -1,4 +1,5 @@
 /** What tests of GET /prompt share: the JSON layout's shape and strict readers of the fragment. */
+import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
 
 export interface PromptJson {
@@ -7,6 +8,13 @@ export interface PromptJson {
   included: { name: string; version: string; location: string; tokens: { entry: number; body: number } }[];
   omitted: { name: string; reason: string }[];
   searchFirst: boolean;
+}
+
+/** GET /prompt?format=json&<query>, which must answer 200. */
+export async function promptJsonOf(app: FastifyInstance, query: string): Promise<PromptJson> {
+  const res = await app.inject(`/prompt?format=json&${query}`);
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json();
 }
 
 /** The omitted line of a search-first fragment naming `names` (prompt-render.ts omittedLine). */

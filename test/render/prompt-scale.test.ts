@@ -13,6 +13,7 @@ import { countTokens } from '../../src/render/token-count.js';
 import { MAX_ENUM_NAMES, SKILL_NAME_SEARCH_DESCRIPTION } from '../../src/render/tools.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { createTestApp, type TestApp } from '../helpers/context.js';
+import { promptJsonOf } from '../helpers/prompt.js';
 
 interface PromptJson {
   prompt: string;
@@ -38,10 +39,8 @@ function omittedLine(line: string): { named: string[]; more: number } {
   return { named: match![1]!.split(', '), more: 0 };
 }
 
-async function promptJson(query: string): Promise<PromptJson> {
-  const res = await ctx.app.inject(`/prompt?format=json&${query}`);
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json();
+function promptJson(query: string): Promise<PromptJson> {
+  return promptJsonOf(ctx.app, query);
 }
 
 beforeAll(async () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countTokens } from '../../src/render/token-count.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { createTestApp, type TestApp } from '../helpers/context.js';
-import { availableSkills, namesLine, type PromptJson } from '../helpers/prompt.js';
+import { availableSkills, namesLine, type PromptJson, promptJsonOf } from '../helpers/prompt.js';
 
 let ctx: TestApp;
 
@@ -15,10 +15,8 @@ async function publishSkill(name: string, description: string) {
   expect([200, 201], res.body).toContain(res.statusCode);
 }
 
-async function promptJson(query: string): Promise<PromptJson> {
-  const res = await ctx.app.inject(`/prompt?format=json&${query}`);
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json();
+function promptJson(query: string): Promise<PromptJson> {
+  return promptJsonOf(ctx.app, query);
 }
 
 beforeAll(async () => {
