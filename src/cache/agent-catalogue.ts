@@ -146,14 +146,11 @@ export class AgentCatalogueMirror implements AgentCatalogueSource {
   /** The copy, at least as current as the catalogue state this process knows of. */
   async snapshot(): Promise<CatalogueSnapshot> {
     const target = await this.state.current();
-    if (!this.options.alwaysCheck) {
-      if (this.heldSnapshot && covers(this.heldSnapshot, target)) return this.heldSnapshot;
-      if (this.catchUps.current) {
-        await this.catchUps.current.catch(() => undefined);
-        if (this.heldSnapshot && covers(this.heldSnapshot, target)) return this.heldSnapshot;
-      }
-    }
-    return this.catchUps.startingNow();
+    return this.catchUps.freshest(() =>
+      !this.options.alwaysCheck && this.heldSnapshot && covers(this.heldSnapshot, target)
+        ? this.heldSnapshot
+        : undefined,
+    );
   }
 
   /** Forgets the copy; later reads go to the database. */

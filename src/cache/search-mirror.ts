@@ -50,13 +50,9 @@ export class SearchMirror {
   /** The index, at least as current as the catalogue state this process knows of. */
   async snapshot(): Promise<SearchSnapshot> {
     const target = await this.state.current();
-    const current = () => !this.options.alwaysCheck && this.held && this.held.revision >= target.revision;
-    if (current()) return this.held!;
-    if (this.catchUps.current) {
-      await this.catchUps.current.catch(() => undefined);
-      if (current()) return this.held!;
-    }
-    return this.catchUps.startingNow();
+    return this.catchUps.freshest(() =>
+      !this.options.alwaysCheck && this.held && this.held.revision >= target.revision ? this.held : undefined,
+    );
   }
 
   /** Builds the index now (at start), so the first search does not wait for it. */

@@ -15,6 +15,21 @@ export class SerialCatchUp<T> {
     return this.running;
   }
 
+  /**
+   * What `fresh()` answers (the held copy, when it is current enough), else the same once the running
+   * catch-up ends, else a catch-up starting now.
+   */
+  async freshest(fresh: () => T | undefined): Promise<T> {
+    const held = fresh();
+    if (held !== undefined) return held;
+    if (this.running) {
+      await this.running.catch(() => undefined);
+      const after = fresh();
+      if (after !== undefined) return after;
+    }
+    return this.startingNow();
+  }
+
   startingNow(): Promise<T> {
     if (this.queued) return this.queued;
     if (!this.running) return this.start();

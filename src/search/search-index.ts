@@ -157,6 +157,8 @@ export class SearchIndex {
   private dead = 0;
   private scores = new Float64Array(0);
   private matches = new Float64Array(0);
+  /** Per slot, 1 while a search has scored it (cleared with the scores: no array per search). */
+  private touchedMarks = new Uint8Array(0);
   /** See fieldFactors(). */
   private factors = new Float32Array(0);
   private factorAverages: number[] | undefined;
@@ -267,7 +269,8 @@ export class SearchIndex {
     // The most one term adds to a skill's score: BM25 saturates below (k1 + 1) times the weight.
     let remaining = idfs.reduce((sum, idf) => sum + idf * (k1 + 1), 0);
     const touched: number[] = [];
-    const isTouched = new Uint8Array(slots);
+    if (this.touchedMarks.length < slots) this.touchedMarks = new Uint8Array(slots);
+    const isTouched = this.touchedMarks;
     for (const slot of learned?.keys() ?? []) {
       touched.push(slot);
       isTouched[slot] = 1;
@@ -331,6 +334,7 @@ export class SearchIndex {
     for (const slot of touched) {
       scores[slot] = 0;
       matches[slot] = 0;
+      isTouched[slot] = 0;
     }
     return hits;
   }
