@@ -41,4 +41,5 @@ USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/livez').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(1))"]
-CMD ["node", "--enable-source-maps", "dist/server.js"]
+# A young generation of 3 x 4 MiB (V8 grows it to 3 x 16 MiB under load): see docs/DEPLOY.md, memory.
+CMD ["node", "--max-semi-space-size=4", "--enable-source-maps", "dist/server.js"]

@@ -148,8 +148,14 @@ async function startProcess(name: string, argv: string[], env: Record<string, st
   }
 }
 
+/**
+ * The node flags the service runs with, as the image's CMD and `npm start` give them (Dockerfile,
+ * package.json): a smaller young generation keeps RSS within budget (docs/DEPLOY.md).
+ */
+const SERVICE_NODE_FLAGS = ['--max-semi-space-size=4'];
+
 /** How the service is started: compiled JavaScript (the image's way) or TypeScript through tsx. */
-let serviceArgv = ['--import', 'tsx', 'src/server.ts'];
+let serviceArgv = [...SERVICE_NODE_FLAGS, '--import', 'tsx', 'src/server.ts'];
 
 /**
  * Compiles src/ with tsconfig.build.json into a scratch folder laid out like the repository (dist/
@@ -181,7 +187,7 @@ async function buildService(scratch: string): Promise<void> {
   if (!existsSync(server)) throw new Error(`tsc produced no dist/server.js:\n${output}`);
   if (code !== 0)
     log(`tsc reported type errors (JavaScript was emitted and is used):\n${output.slice(0, 2000)}`);
-  serviceArgv = ['--enable-source-maps', server];
+  serviceArgv = [...SERVICE_NODE_FLAGS, '--enable-source-maps', server];
 }
 
 function startService(name: string, database: DatabaseTarget, extra: Record<string, string> = {}) {
@@ -544,7 +550,7 @@ async function main(): Promise<void> {
       log('compiling the service (tsconfig.build.json) as the container image does');
       await buildService(scratch);
     }
-    results.machine.runtime = `${args.runtime === 'tsx' ? 'tsx src/server.ts' : 'node dist/server.js (compiled)'}${args['node-options'] ? ` with ${args['node-options']}` : ''}`;
+    results.machine.runtime = `${args.runtime === 'tsx' ? 'tsx src/server.ts' : 'node dist/server.js (compiled)'} with ${[...SERVICE_NODE_FLAGS, args['node-options']].filter(Boolean).join(' ')}`;
     // --- seed
     log(`seeding ${skillCount} skills into ${target.describe}`);
     const seedStart = performance.now();
