@@ -23,7 +23,7 @@ import {
 const [bin, ...args] = (
   JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).scripts.start as string
 ).split(' ');
-const cmd = [path.join(REPO_ROOT, 'node_modules/.bin', bin!), ...args];
+const cmd = [bin === 'node' ? process.execPath : path.join(REPO_ROOT, 'node_modules/.bin', bin!), ...args];
 
 let testDatabase: TestDatabase;
 let dataDir: Awaited<ReturnType<typeof tempDir>>;
