@@ -31,6 +31,7 @@ import docsRoutes from './http/routes/docs.js';
 import healthRoutes from './http/routes/health.js';
 import mcpRoutes from './http/routes/mcp.js';
 import metricsRoutes from './http/routes/metrics.js';
+import namespacesRoutes from './http/routes/namespaces.js';
 import searchRoutes from './http/routes/search.js';
 import skillsReadRoutes from './http/routes/skills-read.js';
 import skillsWriteRoutes from './http/routes/skills-write.js';
@@ -170,6 +171,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
           { name: 'publish', description: 'Publishing bundles' },
           { name: 'versions', description: 'Versions, dist-tags and yanks' },
           { name: 'tokens', description: 'Tokens and the audit log (admin)' },
+          { name: 'namespaces', description: 'Namespaces: where teams publish' },
           {
             name: 'agents',
             description: 'What agents consume: prompt fragment, tool definitions, discovery',
@@ -185,7 +187,13 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await fastify.register(metricsRoutes);
     await fastify.register(docsRoutes);
     await fastify.register(skillsReadRoutes, routes);
-    await fastify.register(skillsWriteRoutes, routes);
+    await fastify.register(skillsWriteRoutes, { ...routes, mount: 'root' });
+    await fastify.register(skillsWriteRoutes, {
+      ...routes,
+      mount: 'prefix',
+      prefix: '/namespaces/:namespace',
+    });
+    await fastify.register(namespacesRoutes, routes);
     await fastify.register(agentRoutes, routes);
     await fastify.register(searchRoutes, routes);
     await fastify.register(tokensRoutes, routes);

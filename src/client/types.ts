@@ -90,6 +90,8 @@ export interface TokenSummary {
   id: string;
   name: string;
   scopes: ('read' | 'publish' | 'admin')[];
+  /** Namespaces the token may act in (exact names or a trailing `*`); null: every namespace. */
+  namespaces: string[] | null;
   prefix: string;
   createdBy: string;
   createdAt: string;

@@ -19,12 +19,40 @@ const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
   dataType: () => 'bytea',
 });
 
-/** One row per skill name; the name is the identity from the frontmatter. */
+/**
+ * Where skills live: a skill is identified by (namespace, name). `default` always exists (the
+ * unprefixed API); the others are made by their first publish. `revision` is the catalogue revision of
+ * the last write into the namespace, so readers of one namespace are not invalidated by another's.
+ */
+export const namespaces = pgTable('namespaces', {
+  name: text('name').primaryKey(),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  revision: bigint('revision', { mode: 'number' }).notNull().default(0),
+});
+
+/**
+ * A named, ordered overlay of namespaces, read-only: for each skill name the last layer holding a
+ * servable version wins. `revision` is the catalogue revision of the view's last edit.
+ */
+export const views = pgTable('views', {
+  name: text('name').primaryKey(),
+  layers: text('layers').array().notNull(),
+  description: text('description'),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  revision: bigint('revision', { mode: 'number' }).notNull().default(0),
+});
+
+/** One row per skill; its identity is the namespace and the frontmatter name. */
 export const skills = pgTable(
   'skills',
   {
     id: uuid('id').primaryKey().defaultRandom(),
-    name: text('name').notNull().unique(),
+    namespace: text('namespace')
+      .notNull()
+      .default('default')
+      .references(() => namespaces.name),
+    name: text('name').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
     /** When an agent last loaded the body (layer 2); budgets keep the most loaded, then most recent. */
@@ -39,6 +67,7 @@ export const skills = pgTable(
     loadedRevision: bigint('loaded_revision', { mode: 'number' }).notNull().default(0),
   },
   (table) => [
+    uniqueIndex('skills_namespace_name_unique').on(table.namespace, table.name),
     index('skills_changed_revision_idx').on(table.changedRevision),
     index('skills_loaded_revision_idx').on(table.loadedRevision),
   ],
@@ -160,6 +189,8 @@ export const tokens = pgTable('tokens', {
   id: uuid('id').primaryKey().defaultRandom(),
   name: text('name').notNull(),
   scopes: text('scopes').array().notNull(),
+  /** Namespaces the token may act in (exact names or a trailing `*`); null: every namespace. */
+  namespaces: text('namespaces').array(),
   secretHash: text('secret_hash').notNull().unique(),
   /** First characters of the secret, shown in listings so people can tell tokens apart. */
   prefix: text('prefix').notNull(),
@@ -178,6 +209,8 @@ export const auditLog = pgTable(
     at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
     actor: text('actor').notNull(),
     action: text('action').notNull(),
+    /** The namespace the write went to (skill writes, namespace and view changes name theirs). */
+    namespace: text('namespace'),
     skill: text('skill'),
     version: text('version'),
     detail: jsonb('detail').notNull().$type<Record<string, unknown>>().default({}),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_NAMESPACE, namespaceProblem } from '../namespaces.js';
 
 /**
  * Shared request schemas (parameters and queries); they are also what /openapi.json shows. The
@@ -21,3 +22,28 @@ export const selectorQuery = z.object({
     .optional()
     .describe('Dist-tag such as latest, stable, beta (default latest)'),
 });
+
+/** A namespace name, with the rule it breaks when it is none. */
+export const namespaceName = withoutNul(z.string().max(200)).superRefine((namespace, context) => {
+  const problem = namespaceProblem(namespace);
+  if (problem) context.addIssue({ code: 'custom', message: problem });
+});
+
+/** The path parameter of everything under /namespaces/{namespace}/. */
+export const namespaceParam = z.object({
+  namespace: namespaceName.describe('Namespace (skill-name rules); `default` is the unprefixed API'),
+});
+
+/**
+ * How a route plugin is mounted: at the root (`?namespace=` selects where a write goes, default
+ * `default`) or under /namespaces/{namespace}/ (the path does).
+ */
+export type NamespaceMount = 'root' | 'prefix';
+
+/** The namespace a request acts in, as the auth hook reads it before validation. */
+export function requestNamespace(request: { params: unknown; query: unknown }): string {
+  const fromPath = (request.params as { namespace?: unknown } | undefined)?.namespace;
+  if (typeof fromPath === 'string') return fromPath;
+  const fromQuery = (request.query as { namespace?: unknown } | undefined)?.namespace;
+  return typeof fromQuery === 'string' ? fromQuery : DEFAULT_NAMESPACE;
+}

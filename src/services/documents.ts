@@ -140,3 +140,11 @@ export const openAiToolSchema = z.object({
 
 export const anthropicToolsSchema = z.array(anthropicToolSchema);
 export const openAiToolsSchema = z.array(openAiToolSchema);
+
+export const namespaceSummarySchema = z.object({
+  name: z.string(),
+  skills: z.number().int().describe('Skills with a current (latest, not yanked) version'),
+  createdAt: z.string(),
+});
+
+export const namespacesResponseSchema = z.object({ items: z.array(namespaceSummarySchema) });

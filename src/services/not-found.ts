@@ -9,11 +9,16 @@ import { LATEST } from '../storage/records.js';
 
 /** Finds names like an unknown one (on the pool or inside the current transaction). */
 export interface NameLookup {
-  closestNames(name: string, limit: number): Promise<string[]>;
+  closestNames(name: string, limit: number, namespaces?: readonly string[]): Promise<string[]>;
 }
 
-export async function unknownSkill(name: string, lookup: NameLookup): Promise<NotFoundError> {
-  const suggestions = await lookup.closestNames(name, 5);
+/** `namespaces`: where the name was looked for (default `default`), and where similar ones are sought. */
+export async function unknownSkill(
+  name: string,
+  lookup: NameLookup,
+  namespaces?: readonly string[],
+): Promise<NotFoundError> {
+  const suggestions = await lookup.closestNames(name, 5, namespaces);
   const hint =
     suggestions.length > 0
       ? ` Did you mean: ${suggestions.join(', ')}?`
@@ -49,5 +54,14 @@ export function unknownFile(
   return new NotFoundError(
     `skill '${record.name}' version ${record.version} has no file '${path}'; its files are: ${paths.slice(0, 50).join(', ')}${paths.length > 50 ? ', ...' : ''}`,
     { name: record.name, version: record.version, path, files: paths.slice(0, 200) },
+  );
+}
+
+/** A 404 for a namespace nothing was ever published into, listing the ones that exist. */
+export function unknownNamespace(namespace: string, existing: readonly string[]): NotFoundError {
+  const shown = existing.slice(0, 50);
+  return new NotFoundError(
+    `no namespace '${namespace}': nothing was ever published into it. Namespaces: ${shown.join(', ') || 'none'}${existing.length > shown.length ? ', ...' : ''} (GET /namespaces); publish with POST /skills?namespace=${namespace} to create it`,
+    { namespace, namespaces: shown },
   );
 }

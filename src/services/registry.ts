@@ -8,12 +8,14 @@ import { ArchivesRepository } from '../storage/archives-repository.js';
 import { AuditRepository } from '../storage/audit-repository.js';
 import { CatalogueRepository } from '../storage/catalogue-repository.js';
 import { LoadRecorder } from '../storage/load-recorder.js';
+import { NamespacesRepository } from '../storage/namespaces-repository.js';
 import { SearchRepository } from '../storage/search-repository.js';
 import { SkillsRepository } from '../storage/skills-repository.js';
 import { TokensRepository } from '../storage/tokens-repository.js';
 import { AgentRenderingService } from './agent-renderings.js';
 import { ArchiveService } from './archives.js';
 import { DiscoveryService } from './discovery.js';
+import { NamespaceService } from './namespaces.js';
 import { fillPromptTokens } from './prompt-tokens.js';
 import { SkillReadService } from './skill-reads.js';
 import { SkillSearchService } from './skill-search.js';
@@ -26,6 +28,7 @@ export interface Repositories {
   tokens: TokensRepository;
   audit: AuditRepository;
   search: SearchRepository;
+  namespaces: NamespacesRepository;
   /** Layer-2 loads per skill (for budgets that drop the least loaded, and metrics). */
   loads: LoadRecorder;
 }
@@ -46,6 +49,7 @@ export interface Registry {
   agents: AgentRenderingService;
   discovery: DiscoveryService;
   archives: ArchiveService;
+  namespaces: NamespaceService;
   /** The one search ranking (GET /skills?q=, /prompt?q=, search_skills), over an index in memory. */
   search: SkillSearchService;
   /** Stores the prompt entry counts of older versions (see prompt-tokens.ts); answers how many. */
@@ -70,6 +74,7 @@ export async function openRegistry(options: {
     tokens: new TokensRepository(db),
     audit: new AuditRepository(db),
     search: new SearchRepository(db),
+    namespaces: new NamespacesRepository(db),
     loads,
   };
   const cache = await ReadCache.open({
@@ -105,6 +110,7 @@ export async function openRegistry(options: {
     agents: new AgentRenderingService(cache, mirror),
     discovery: new DiscoveryService(cache, archives, reads, log),
     archives,
+    namespaces: new NamespaceService(repositories.namespaces, cache),
     search,
     fillPromptTokens: () => fillPromptTokens(repositories.catalogue),
     async close() {

@@ -15,7 +15,7 @@ import { encodeTerms, searchDocument } from '../search/document.js';
 import { LATEST, type VersionRow } from '../storage/records.js';
 import type { SkillsRepository, SkillWrite } from '../storage/skills-repository.js';
 import { buildArchive, PUBLISH_ARCHIVE_FORMAT } from './archives.js';
-import { unknownSkill, unknownVersion } from './not-found.js';
+import { unknownNamespace, unknownSkill, unknownVersion } from './not-found.js';
 import { promptTokenColumns } from './prompt-tokens.js';
 
 /**
@@ -32,6 +32,8 @@ export interface PublishInput {
   /** Dist-tag to point at the published version (besides the automatic `latest`). */
   tag?: string;
   actor: string;
+  /** Default `default`; the first publish into a namespace creates it. */
+  namespace?: string;
 }
 
 export interface PublishResult {
@@ -49,6 +51,7 @@ export type Upload =
   | { kind: 'markdown'; bytes: Uint8Array };
 
 export interface PublishOptions {
+  namespace?: string;
   nameOverride?: string;
   version?: string;
   tag?: string;
@@ -141,8 +144,11 @@ async function pointTag(
 
 /** The skill a tag move or yank is about; a 404 naming similar skills when there is none. */
 async function existingSkill(write: SkillWrite, name: string): Promise<string> {
-  if (write.skillId === undefined) throw await unknownSkill(name, write);
-  return write.skillId;
+  if (write.skillId !== undefined) return write.skillId;
+  if (!(await write.namespaceExists(write.namespace))) {
+    throw unknownNamespace(write.namespace, await write.namespaceNames());
+  }
+  throw await unknownSkill(name, write, [write.namespace]);
 }
 
 export class SkillWriteService {
@@ -162,12 +168,13 @@ export class SkillWriteService {
       requestedVersion: options.version,
       tag: options.tag,
       actor: options.actor,
+      namespace: options.namespace,
     });
   }
 
   async publish(input: PublishInput): Promise<PublishResult> {
     const { skill, digest } = input;
-    return this.skills.write(skill.name, { create: true }, async (write) => {
+    return this.skills.write(skill.name, { create: true, namespace: input.namespace }, async (write) => {
       const skillId = write.skillId!;
       const existing = await write.versionRows(skillId);
       const choice = chooseVersion({
@@ -230,8 +237,9 @@ export class SkillWriteService {
     tag: string,
     version: string,
     actor: string,
+    namespace?: string,
   ): Promise<{ previous: string | null }> {
-    return this.skills.write(name, { create: false }, async (write) => {
+    return this.skills.write(name, { create: false, namespace }, async (write) => {
       const skillId = await existingSkill(write, name);
       const previous = await pointTag(write, skillId, name, tag, version, actor);
       await write.touch(skillId);
@@ -247,8 +255,9 @@ export class SkillWriteService {
     name: string,
     version: string,
     actor: string,
+    namespace?: string,
   ): Promise<{ alreadyYanked: boolean; latest: string | null }> {
-    return this.skills.write(name, { create: false }, async (write) => {
+    return this.skills.write(name, { create: false, namespace }, async (write) => {
       const skillId = await existingSkill(write, name);
       const row = await write.versionByNumber(skillId, version);
       if (!row) {

@@ -1,6 +1,7 @@
 import { and, eq, inArray, isNull } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { blobs, distTags, skills, skillVersions, versionArchives, versionFiles } from '../db/schema.js';
+import { DEFAULT_NAMESPACE } from '../namespaces.js';
 import { storeBlobs } from './blobs.js';
 import { type ArchiveFormat, LATEST } from './records.js';
 
@@ -110,7 +111,7 @@ export class ArchivesRepository {
    * `format`, or null when that archive has not been built yet. Bodies are not loaded: this backs the
    * discovery index, which must stay cheap however many skills there are.
    */
-  async current(format: ArchiveFormat): Promise<CurrentArchive[]> {
+  async current(format: ArchiveFormat, namespace: string = DEFAULT_NAMESPACE): Promise<CurrentArchive[]> {
     return this.db
       .select({
         versionId: skillVersions.id,
@@ -127,7 +128,7 @@ export class ArchivesRepository {
         versionArchives,
         and(eq(versionArchives.versionId, skillVersions.id), eq(versionArchives.format, format)),
       )
-      .where(and(eq(distTags.tag, LATEST), isNull(skillVersions.yankedAt)))
+      .where(and(eq(distTags.tag, LATEST), eq(skills.namespace, namespace), isNull(skillVersions.yankedAt)))
       .orderBy(skills.name);
   }
 }

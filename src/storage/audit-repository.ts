@@ -10,6 +10,7 @@ export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 export interface AuditEntry {
   actor: string;
   action: AuditAction;
+  namespace?: string;
   skill?: string;
   version?: string;
   detail?: Record<string, unknown>;
@@ -20,6 +21,7 @@ export async function recordAudit(tx: Db, entry: AuditEntry): Promise<void> {
   await tx.insert(auditLog).values({
     actor: entry.actor,
     action: entry.action,
+    namespace: entry.namespace ?? null,
     skill: entry.skill ?? null,
     version: entry.version ?? null,
     detail: entry.detail ?? {},
@@ -35,6 +37,7 @@ export interface AuditQuery {
   /** Exact matches. */
   actor?: string;
   action?: AuditAction;
+  namespace?: string;
   skill?: string;
   /** Entries at or after `since` and before `until`. */
   since?: Date;
@@ -59,6 +62,7 @@ export async function listAudit(db: Db, query: AuditQuery) {
   if (before !== undefined) conditions.push(lt(auditLog.id, before));
   if (query.actor !== undefined) conditions.push(eq(auditLog.actor, query.actor));
   if (query.action !== undefined) conditions.push(eq(auditLog.action, query.action));
+  if (query.namespace !== undefined) conditions.push(eq(auditLog.namespace, query.namespace));
   if (query.skill !== undefined) conditions.push(eq(auditLog.skill, query.skill));
   if (query.since !== undefined) conditions.push(gte(auditLog.at, query.since));
   if (query.until !== undefined) conditions.push(lt(auditLog.at, query.until));

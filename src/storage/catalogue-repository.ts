@@ -2,6 +2,7 @@ import { and, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { distTags, registryState, skills, skillVersions } from '../db/schema.js';
 import { BadRequestError } from '../errors.js';
+import { DEFAULT_NAMESPACE } from '../namespaces.js';
 import { LATEST, releaseRows, type StateRevisions, type StoredPromptTokens } from './records.js';
 
 export interface CatalogueItem {
@@ -16,6 +17,8 @@ export interface CatalogueItem {
 }
 
 export interface CatalogueQuery {
+  /** Default `default`. */
+  namespace?: string;
   q?: string;
   tag?: string;
   limit: number;
@@ -23,6 +26,8 @@ export interface CatalogueQuery {
 }
 
 export interface AgentCatalogueQuery {
+  /** Default `default`. */
+  namespace?: string;
   tag?: string;
   q?: string;
   names?: readonly string[];
@@ -103,7 +108,13 @@ export class CatalogueRepository {
       .from(distTags)
       .innerJoin(skills, eq(skills.id, distTags.skillId))
       .innerJoin(skillVersions, eq(skillVersions.id, distTags.versionId))
-      .where(and(eq(distTags.tag, tag), after === undefined ? sql`true` : sql`${skills.name} > ${after}`))
+      .where(
+        and(
+          eq(distTags.tag, tag),
+          eq(skills.namespace, query.namespace ?? DEFAULT_NAMESPACE),
+          after === undefined ? sql`true` : sql`${skills.name} > ${after}`,
+        ),
+      )
       .orderBy(skills.name)
       .limit(query.limit + 1);
     const nextCursor = rows.length > query.limit ? encodeCursor(rows[query.limit - 1]!.name) : null;
@@ -111,7 +122,11 @@ export class CatalogueRepository {
   }
 
   /** The catalogue items of the named skills under a tag, in no particular order (absent ones left out). */
-  async itemsOf(tag: string, names: readonly string[]): Promise<CatalogueItem[]> {
+  async itemsOf(
+    tag: string,
+    names: readonly string[],
+    namespace: string = DEFAULT_NAMESPACE,
+  ): Promise<CatalogueItem[]> {
     if (names.length === 0) return [];
     // Driven from the few names (unique index, then the dist-tag's primary key), whatever the planner
     // knows of the tables' sizes: a search asks for ten rows of a catalogue of any size.
@@ -125,7 +140,7 @@ export class CatalogueRepository {
         names.map((name) => sql`${name}`),
         sql`, `,
       )}${sql.raw(']::text[]')}) as wanted(name)
-      inner join ${skills} on ${skills.name} = wanted.name
+      inner join ${skills} on ${skills.namespace} = ${namespace} and ${skills.name} = wanted.name
       inner join ${distTags} on ${distTags.skillId} = ${skills.id} and ${distTags.tag} = ${tag}
       inner join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId}`);
     const rows = (result as unknown as { rows: RawItemRow[] }).rows;
@@ -158,6 +173,7 @@ export class CatalogueRepository {
     if (query.names !== undefined && query.names.length === 0) return [];
     const where = and(
       eq(distTags.tag, tag),
+      eq(skills.namespace, query.namespace ?? DEFAULT_NAMESPACE),
       query.names ? inArray(skills.name, [...query.names]) : undefined,
     );
     // A plain statement rather than a select: drizzle maps rows all at once, which for a large catalogue
@@ -188,10 +204,14 @@ export class CatalogueRepository {
    * tag no longer points at a version of it (every version yanked), listed in `removed`. One statement,
    * so the revisions it answers are exactly the ones its rows reflect.
    */
-  async agentCatalogueSince(tag: string, since?: StateRevisions): Promise<AgentCatalogueDelta> {
+  async agentCatalogueSince(
+    tag: string,
+    since?: StateRevisions,
+    namespace: string = DEFAULT_NAMESPACE,
+  ): Promise<AgentCatalogueDelta> {
     const changed = since
-      ? sql`${skills.changedRevision} > ${since.revision} or ${skills.loadedRevision} > ${since.loadsRevision}`
-      : sql`true`;
+      ? sql`${skills.namespace} = ${namespace} and (${skills.changedRevision} > ${since.revision} or ${skills.loadedRevision} > ${since.loadsRevision})`
+      : sql`${skills.namespace} = ${namespace}`;
     const result = await this.db.execute(sql`
       with state as (
         select ${registryState.revision} as revision, ${registryState.loadsRevision} as loads_revision
@@ -236,7 +256,10 @@ export class CatalogueRepository {
   }
 
   /** The descriptions of the given versions, by skill name (one version per name). */
-  async descriptionsOf(versions: readonly { name: string; version: string }[]): Promise<Map<string, string>> {
+  async descriptionsOf(
+    versions: readonly { name: string; version: string }[],
+    namespace: string = DEFAULT_NAMESPACE,
+  ): Promise<Map<string, string>> {
     const found = new Map<string, string>();
     // 2,000 pairs are 4,000 parameters, well under PostgreSQL's 65,535 per statement.
     for (let start = 0; start < versions.length; start += 2000) {
@@ -247,7 +270,7 @@ export class CatalogueRepository {
       const result = await this.db.execute(sql`
         select wanted.name as name, ${skillVersions.description} as description
         from (values ${wanted}) as wanted(name, version)
-        inner join ${skills} on ${skills.name} = wanted.name
+        inner join ${skills} on ${skills.namespace} = ${namespace} and ${skills.name} = wanted.name
         inner join ${skillVersions}
           on ${skillVersions.skillId} = ${skills.id} and ${skillVersions.version} = wanted.version`);
       const rows = (result as unknown as { rows: { name: string; description: string }[] }).rows;

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { notifyLoads } from '../db/change-notifications.js';
 import type { Db } from '../db/client.js';
+import { splitSkillKey } from '../namespaces.js';
 
 /**
  * Counts layer-2 loads per skill. Reads must stay cheap, so loads are tallied in memory and written
@@ -28,14 +29,15 @@ export class LoadRecorder {
     this.listeners.push(listener);
   }
 
-  record(name: string): void {
-    for (const listener of this.listeners) listener(name);
-    const entry = this.pending.get(name);
+  /** A load of the skill `key` (src/namespaces.ts skillKey: the bare name in `default`). */
+  record(key: string): void {
+    for (const listener of this.listeners) listener(key);
+    const entry = this.pending.get(key);
     if (entry) {
       entry.count += 1;
       entry.at = Date.now();
     } else {
-      this.pending.set(name, { count: 1, at: Date.now() });
+      this.pending.set(key, { count: 1, at: Date.now() });
     }
     this.timer ??= setTimeout(() => void this.flush(), this.intervalMs).unref();
   }
@@ -60,10 +62,10 @@ export class LoadRecorder {
 
   private async write(batch: [string, { count: number; at: number }][]): Promise<void> {
     const rows = sql.join(
-      batch.map(
-        ([name, { count, at }]) =>
-          sql`(${name}, ${count}::bigint, ${new Date(at).toISOString()}::timestamptz)`,
-      ),
+      batch.map(([key, { count, at }]) => {
+        const { namespace, name } = splitSkillKey(key);
+        return sql`(${namespace}, ${name}, ${count}::bigint, ${new Date(at).toISOString()}::timestamptz)`;
+      }),
       sql`, `,
     );
     // The loads revision goes up in the same statement, and every replica's read cache hears of it
@@ -75,8 +77,8 @@ export class LoadRecorder {
         update skills set load_count = skills.load_count + loads.count,
           last_loaded_at = greatest(skills.last_loaded_at, loads.at),
           loaded_revision = (select loads_revision from bumped)
-        from (values ${rows}) as loads(name, count, at)
-        where skills.name = loads.name
+        from (values ${rows}) as loads(namespace, name, count, at)
+        where skills.namespace = loads.namespace and skills.name = loads.name
       )
       select bumped.loads_revision::text as loads_revision,
         ${notifyLoads(sql`bumped.loads_revision`)}

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { distTags, registryState, searchFeedback, skills, skillVersions } from '../db/schema.js';
+import { DEFAULT_NAMESPACE } from '../namespaces.js';
 import { releaseRows } from './records.js';
 
 /** One tagged version as the search index reads it. */
@@ -62,8 +63,10 @@ export class SearchRepository {
     after: string | undefined,
     limit: number,
     analyzer: number,
+    namespace: string = DEFAULT_NAMESPACE,
   ): Promise<SearchRowsPage> {
     const rows = await this.read(
+      namespace,
       tag,
       analyzer,
       sql`inner`,
@@ -74,8 +77,14 @@ export class SearchRepository {
   }
 
   /** Every skill written since `revision`: its current version under `tag`, or removed. */
-  async since(tag: string, revision: number, analyzer: number): Promise<SearchRowsDelta> {
+  async since(
+    tag: string,
+    revision: number,
+    analyzer: number,
+    namespace: string = DEFAULT_NAMESPACE,
+  ): Promise<SearchRowsDelta> {
     const raw = await this.read(
+      namespace,
       tag,
       analyzer,
       sql`left`,
@@ -129,6 +138,7 @@ export class SearchRepository {
   }
 
   private async read(
+    namespace: string,
     tag: string,
     analyzer: number,
     join: ReturnType<typeof sql>,
@@ -148,7 +158,7 @@ export class SearchRepository {
         from ${skills}
         ${join} join ${distTags} on ${distTags.skillId} = ${skills.id} and ${distTags.tag} = ${tag}
         left join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId}
-        where ${where}
+        where ${skills.namespace} = ${namespace} and (${where})
         ${tail}
       ) e on true`);
     return (result as unknown as { rows: RawSearchRow[] }).rows;

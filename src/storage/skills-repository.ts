@@ -1,15 +1,17 @@
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import { notifyRevision } from '../db/change-notifications.js';
 import type { Db } from '../db/client.js';
 import {
   blobs,
   distTags,
+  namespaces,
   registryState,
   skills,
   skillVersions,
   versionArchives,
   versionFiles,
 } from '../db/schema.js';
+import { DEFAULT_NAMESPACE, skillKey } from '../namespaces.js';
 import { type AuditEntry, recordAudit } from './audit-repository.js';
 import { type NewBlob, storeBlobs } from './blobs.js';
 import {
@@ -63,10 +65,26 @@ export interface NewVersionArchive {
 export class SkillReads {
   constructor(protected readonly db: Db) {}
 
-  /** The id of the skill named `name`; undefined when there is none. */
-  async idOf(name: string): Promise<string | undefined> {
-    const [row] = await this.db.select({ id: skills.id }).from(skills).where(eq(skills.name, name));
+  /** The id of the skill named `name` in `namespace`; undefined when there is none. */
+  async idOf(name: string, namespace: string = DEFAULT_NAMESPACE): Promise<string | undefined> {
+    const [row] = await this.db
+      .select({ id: skills.id })
+      .from(skills)
+      .where(and(eq(skills.namespace, namespace), eq(skills.name, name)));
     return row?.id;
+  }
+
+  async namespaceExists(namespace: string): Promise<boolean> {
+    const [row] = await this.db
+      .select({ name: namespaces.name })
+      .from(namespaces)
+      .where(eq(namespaces.name, namespace));
+    return row !== undefined;
+  }
+
+  async namespaceNames(): Promise<string[]> {
+    const rows = await this.db.select({ name: namespaces.name }).from(namespaces).orderBy(namespaces.name);
+    return rows.map((row) => row.name);
   }
 
   async versionByNumber(skillId: string, version: string): Promise<VersionRecord | undefined> {
@@ -119,18 +137,25 @@ export class SkillReads {
     return Object.fromEntries(rows.map((row) => [row.tag, row.version]));
   }
 
-  /** Names like `name` (trigram similarity or substring either way), most similar first. */
-  async closestNames(name: string, limit: number): Promise<string[]> {
+  /** Names in `namespaces` like `name` (trigram similarity or substring either way), most similar first. */
+  async closestNames(
+    name: string,
+    limit: number,
+    inNamespaces: readonly string[] = [DEFAULT_NAMESPACE],
+  ): Promise<string[]> {
     const pattern = `%${escapeLike(name)}%`;
     const rows = await this.db
       .select({ name: skills.name })
       .from(skills)
       .where(
-        sql`similarity(${skills.name}, ${name}) > 0.2 or ${skills.name} ilike ${pattern} or ${name} ilike '%' || ${skills.name} || '%'`,
+        and(
+          inArray(skills.namespace, [...inNamespaces]),
+          sql`(similarity(${skills.name}, ${name}) > 0.2 or ${skills.name} ilike ${pattern} or ${name} ilike '%' || ${skills.name} || '%')`,
+        ),
       )
       .orderBy(sql`similarity(${skills.name}, ${name}) desc`, skills.name)
-      .limit(limit);
-    return rows.map((row) => row.name);
+      .limit(limit * inNamespaces.length);
+    return [...new Set(rows.map((row) => row.name))].slice(0, limit);
   }
 
   async files(versionId: string): Promise<FileEntry[]> {
@@ -183,6 +208,8 @@ export class SkillWrite extends SkillReads {
     private readonly tx: Db,
     /** The skill's id; undefined when it does not exist (and the write may not create it). */
     readonly skillId: string | undefined,
+    /** The namespace the skill is in (audit entries name it). */
+    readonly namespace: string = DEFAULT_NAMESPACE,
   ) {
     super(tx);
   }
@@ -272,7 +299,7 @@ export class SkillWrite extends SkillReads {
   }
 
   async audit(entry: AuditEntry): Promise<void> {
-    await recordAudit(this.tx, entry);
+    await recordAudit(this.tx, { namespace: this.namespace, ...entry });
   }
 
   /**
@@ -289,13 +316,18 @@ export class SkillWrite extends SkillReads {
         where ${registryState.id} = 1 returning ${registryState.revision}
       ), touched as (
         update ${skills} set updated_at = now(), changed_revision = (select revision from bumped)
-        where ${skills.id} = ${skillId} returning ${skills.name}
+        where ${skills.id} = ${skillId} returning ${skills.namespace}, ${skills.name},
+          case when ${skills.namespace} = ${DEFAULT_NAMESPACE} then ${skills.name}
+            else ${skills.namespace} || '/' || ${skills.name} end as key
+      ), stamped as (
+        update ${namespaces} set revision = (select revision from bumped)
+        where ${namespaces.name} = (select namespace from touched)
       )
-      select bumped.revision::text as revision, touched.name as name,
-        ${notifyRevision(sql`bumped.revision`, sql`touched.name`)}
+      select bumped.revision::text as revision, touched.key as key,
+        ${notifyRevision(sql`bumped.revision`, sql`touched.key`)}
       from bumped left join touched on true`);
-    const [row] = (result as unknown as { rows: { revision: string; name: string | null }[] }).rows;
-    if (row) bumpedRevisions.set(this.tx, { revision: Number(row.revision), skill: row.name ?? undefined });
+    const [row] = (result as unknown as { rows: { revision: string; key: string | null }[] }).rows;
+    if (row) bumpedRevisions.set(this.tx, { revision: Number(row.revision), skill: row.key ?? undefined });
   }
 }
 
@@ -321,24 +353,33 @@ export class SkillsRepository extends SkillReads {
   }
 
   /**
-   * One write to the skill `name`, serialised with every other write to it across replicas (an
-   * advisory lock taken even before its row exists). `create` makes the skill row when it is missing.
+   * One write to the skill `name` of `namespace` (default `default`), serialised with every other write
+   * to it across replicas (an advisory lock taken even before its row exists). `create` makes the skill
+   * row, and its namespace, when missing.
    */
   async write<T>(
     name: string,
-    options: { create: boolean },
+    options: { create: boolean; namespace?: string },
     work: (write: SkillWrite) => Promise<T>,
   ): Promise<T> {
+    const namespace = options.namespace ?? DEFAULT_NAMESPACE;
     let handle: object | undefined;
     const result = await this.db.transaction(async (tx) => {
       handle = tx;
       const db = tx as unknown as Db;
-      await db.execute(sql`select pg_advisory_xact_lock(hashtext(${`skill:${name}`}))`);
+      await db.execute(sql`select pg_advisory_xact_lock(hashtext(${`skill:${skillKey(namespace, name)}`}))`);
       if (options.create) {
-        await db.insert(skills).values({ name }).onConflictDoNothing({ target: skills.name });
+        await db.insert(namespaces).values({ name: namespace }).onConflictDoNothing();
+        await db
+          .insert(skills)
+          .values({ namespace, name })
+          .onConflictDoNothing({ target: [skills.namespace, skills.name] });
       }
-      const [row] = await db.select({ id: skills.id }).from(skills).where(eq(skills.name, name));
-      return work(new SkillWrite(db, row?.id));
+      const [row] = await db
+        .select({ id: skills.id })
+        .from(skills)
+        .where(and(eq(skills.namespace, namespace), eq(skills.name, name)));
+      return work(new SkillWrite(db, row?.id, namespace));
     });
     const change = handle && bumpedRevisions.get(handle);
     if (change) for (const listener of this.changeListeners) listener(change);

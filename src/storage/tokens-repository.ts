@@ -14,12 +14,16 @@ export interface Principal {
   actor: string;
   scopes: Scope[];
   tokenId?: string;
+  /** Namespaces the token may act in (exact names, or prefixes ending in `*`); undefined: all. */
+  namespaces?: string[];
 }
 
 export interface TokenSummary {
   id: string;
   name: string;
   scopes: Scope[];
+  /** null: every namespace. */
+  namespaces: string[] | null;
   prefix: string;
   createdBy: string;
   createdAt: Date;
@@ -50,6 +54,7 @@ const summaryColumns = {
   id: tokens.id,
   name: tokens.name,
   scopes: tokens.scopes,
+  namespaces: tokens.namespaces,
   prefix: tokens.prefix,
   createdBy: tokens.createdBy,
   createdAt: tokens.createdAt,
@@ -64,6 +69,7 @@ export class TokensRepository {
   async create(input: {
     name: string;
     scopes: Scope[];
+    namespaces?: string[];
     expiresAt?: Date;
     actor: string;
   }): Promise<TokenSummary & { secret: string }> {
@@ -74,6 +80,7 @@ export class TokensRepository {
         .values({
           name: input.name,
           scopes: input.scopes,
+          namespaces: input.namespaces ?? null,
           secretHash: hashSecret(secret),
           prefix: secret.slice(0, SECRET_PREFIX.length + 6),
           createdBy: input.actor,
@@ -83,7 +90,12 @@ export class TokensRepository {
       await recordAudit(tx, {
         actor: input.actor,
         action: 'token.create',
-        detail: { id: row!.id, name: input.name, scopes: input.scopes },
+        detail: {
+          id: row!.id,
+          name: input.name,
+          scopes: input.scopes,
+          ...(input.namespaces ? { namespaces: input.namespaces } : {}),
+        },
       });
       return { ...(row as TokenSummary), secret };
     });
@@ -118,6 +130,7 @@ export class TokensRepository {
         id: tokens.id,
         name: tokens.name,
         scopes: tokens.scopes,
+        namespaces: tokens.namespaces,
         expiresAt: tokens.expiresAt,
         revokedAt: tokens.revokedAt,
       })
@@ -132,6 +145,11 @@ export class TokensRepository {
       .set({ lastUsedAt: new Date() })
       .where(eq(tokens.id, row.id))
       .catch(() => {});
-    return { actor: `token:${row.name}`, scopes: row.scopes as Scope[], tokenId: row.id };
+    return {
+      actor: `token:${row.name}`,
+      scopes: row.scopes as Scope[],
+      tokenId: row.id,
+      ...(row.namespaces ? { namespaces: row.namespaces } : {}),
+    };
   }
 }

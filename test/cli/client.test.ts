@@ -123,6 +123,7 @@ const CLIENT_SHAPES = {
     id: 0,
     name: 0,
     scopes: 0,
+    namespaces: 0,
     prefix: 0,
     createdBy: 0,
     createdAt: 0,

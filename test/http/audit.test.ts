@@ -376,7 +376,7 @@ describe('filters', () => {
     expect(operation?.summary).toBeTruthy();
     expect(operation?.tags).toEqual(['tokens']);
     expect(operation?.parameters.map((parameter) => parameter.name).sort()).toEqual(
-      ['action', 'actor', 'before', 'cursor', 'limit', 'since', 'skill', 'until'].sort(),
+      ['action', 'actor', 'before', 'cursor', 'limit', 'namespace', 'since', 'skill', 'until'].sort(),
     );
     const page = Object.values(operation?.responses['200']?.content ?? {})[0]?.schema;
     expect(Object.keys(page?.properties ?? {}).sort()).toEqual(['items', 'nextCursor']);

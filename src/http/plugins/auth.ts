@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../../errors.js';
+import { coversNamespace, DEFAULT_NAMESPACE } from '../../namespaces.js';
 import {
   grants,
   type Principal,
@@ -16,11 +17,22 @@ declare module 'fastify' {
      * `preHandler`; it is moved to `onRequest` so the check runs before the body is read (an anonymous
      * caller gets its 401 without the server buffering an upload, and before any 400 about the body).
      */
-    authorize(scope: Scope): preHandlerHookHandler;
+    authorize(scope: Scope, options?: AuthorizeOptions): preHandlerHookHandler;
   }
   interface FastifyRequest {
     principal: Principal | null;
   }
+}
+
+export interface AuthorizeOptions {
+  /**
+   * The namespace the request acts in, read from its (not yet validated) params and query. A token
+   * limited to namespaces is refused elsewhere. Default: `default`, except for admin routes, which
+   * (without this) need a token that is not limited to namespaces at all.
+   */
+  namespace?: (request: FastifyRequest) => string;
+  /** The request is about no one namespace (GET /namespaces): any token with the scope may make it. */
+  anyNamespace?: boolean;
 }
 
 const ANONYMOUS_READER: Principal = { actor: 'anonymous', scopes: ['read'] };
@@ -71,7 +83,34 @@ async function authPlugin(app: FastifyInstance, options: { tokens: TokensReposit
     return result;
   }
 
-  app.decorate('authorize', (scope: Scope): preHandlerHookHandler => {
+  /** A 403 unless the principal may act in the request's namespace (see AuthorizeOptions). */
+  function checkNamespace(
+    principal: Principal,
+    scope: Scope,
+    request: FastifyRequest,
+    options: AuthorizeOptions,
+  ): void {
+    const allowed = principal.namespaces;
+    if (allowed === undefined || options.anyNamespace) return;
+    const listed = allowed.map((pattern) => `'${pattern}'`).join(', ');
+    if (!options.namespace && scope === 'admin') {
+      throw new AuthError(
+        403,
+        `this request needs a token that is not limited to namespaces; the token may act only in ${listed}`,
+        { requiredScope: scope, namespaces: allowed },
+      );
+    }
+    const namespace = options.namespace?.(request) ?? DEFAULT_NAMESPACE;
+    if (coversNamespace(allowed, namespace)) return;
+    const verb = scope === 'read' ? 'read' : 'write';
+    throw new AuthError(
+      403,
+      `this token may ${verb} only in the namespaces ${listed}, not in '${namespace}'. Use a token for '${namespace}', or ask an admin to add it to this token's namespaces`,
+      { requiredScope: scope, namespace, namespaces: allowed },
+    );
+  }
+
+  app.decorate('authorize', (scope: Scope, options: AuthorizeOptions = {}): preHandlerHookHandler => {
     const publicRead = scope === 'read' && !app.config.readAuth;
     const check = async (request: FastifyRequest, reply: FastifyReply) => {
       reply.header('www-authenticate', WWW_AUTHENTICATE);
@@ -96,6 +135,8 @@ async function authPlugin(app: FastifyInstance, options: { tokens: TokensReposit
           { requiredScope: scope, scopes: principal.scopes },
         );
       }
+      // Public reads are not limited: anyone may make them without the token.
+      if (!publicRead) checkNamespace(principal, scope, request, options);
       request.principal = principal;
     };
     // Callback style with a synchronous answer for the commonest request, an anonymous public read:

@@ -10,6 +10,10 @@ const auditEntrySchema = z.object({
   at: z.string().describe('When the write committed (ISO 8601)'),
   actor: z.string().describe('Who: `token:<name>` or `admin-token` (SKILLREG_ADMIN_TOKEN)'),
   action: z.string().describe(`What: ${AUDIT_ACTIONS.join(', ')}`),
+  namespace: z
+    .string()
+    .nullable()
+    .describe('The namespace written to (skill writes, namespace and view changes); null for token changes'),
   skill: z.string().nullable().describe('The skill changed; null for token changes'),
   version: z.string().nullable().describe('The version published, tagged or yanked'),
   detail: z
@@ -62,6 +66,7 @@ const auditRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, {
             .optional()
             .describe('Exact actor, e.g. token:ci-main or admin-token'),
           action: z.enum(AUDIT_ACTIONS).optional().describe('One action'),
+          namespace: withoutNul(z.string().min(1).max(64)).optional().describe('Exact namespace'),
           skill: withoutNul(z.string().min(1).max(64)).optional().describe('Exact skill name'),
           since: instant('Entries at or after this instant'),
           until: instant('Entries before this instant'),

@@ -6,11 +6,19 @@ import { z } from 'zod';
 import { createLimitTracker, tooLarge, tooManyFiles } from '../../bundle/archive-read.js';
 import { BundleError, type BundleFile, type BundleLimits } from '../../bundle/types.js';
 import { BadRequestError } from '../../errors.js';
+import { DEFAULT_NAMESPACE } from '../../namespaces.js';
 import { publishResultSchema } from '../../services/documents.js';
 import type { Registry } from '../../services/registry.js';
 import type { Upload } from '../../services/skill-writes.js';
 import { problemResponses } from '../problem.js';
-import { nameParam, withoutNul } from '../schemas.js';
+import {
+  type NamespaceMount,
+  nameParam,
+  namespaceName,
+  namespaceParam,
+  requestNamespace,
+  withoutNul,
+} from '../schemas.js';
 
 const TAG_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
@@ -123,9 +131,27 @@ function uploadOf(request: FastifyRequest, bytes: unknown): Upload {
   return { kind: 'archive', bytes: body };
 }
 
-const skillsWriteRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { registry }) => {
+/**
+ * The write routes, mounted twice (app.ts): at the root, where `?namespace=` names the namespace
+ * (default `default`), and under /namespaces/{namespace}/, where the path does.
+ */
+const skillsWriteRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: NamespaceMount }> = async (
+  app,
+  { registry, mount },
+) => {
   const { writes } = registry;
   const { limits } = app.config;
+  const prefixed = mount === 'prefix';
+  const inNamespace = { namespace: requestNamespace };
+  const operation = (id: string) => (prefixed ? `${id}InNamespace` : id);
+  const where = prefixed ? namespaceParam : z.object({});
+  const namespaceQuery = prefixed
+    ? {}
+    : {
+        namespace: namespaceName
+          .optional()
+          .describe('Namespace to write in (default `default`); the first publish into one creates it'),
+      };
 
   // Binary bodies arrive whole (bounded by bodyLimit) and are read by the bundle layer with its own limits.
   app.removeContentTypeParser('text/plain');
@@ -139,7 +165,7 @@ const skillsWriteRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (
     '/skills',
     {
       // Both run before the body is read: no upload is buffered for a caller who may not publish it.
-      onRequest: [app.authorize('publish'), requireUploadType],
+      onRequest: [app.authorize('publish', inNamespace), requireUploadType],
       bodyLimit: app.config.bodyLimit,
       schema: {
         tags: ['publish'],
@@ -150,8 +176,10 @@ const skillsWriteRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (
           'Version: `?version=`, else frontmatter `metadata.version`, else the next patch.',
           'Identical content answers 200 with the existing version; different content under an existing version is a 409.',
         ].join(' '),
-        operationId: 'publishSkill',
+        operationId: operation('publishSkill'),
+        ...(prefixed ? { params: namespaceParam } : {}),
         querystring: z.object({
+          ...namespaceQuery,
           version: z.string().max(256).optional().describe('Semver version to publish as'),
           tag: z.string().max(64).optional().describe('Dist-tag to point at the published version'),
           name: z.string().max(200).optional().describe('Skill name when the frontmatter has none'),
@@ -165,6 +193,7 @@ const skillsWriteRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (
     },
     async (request, reply) => {
       const { version, tag, name } = request.query;
+      const namespace = requestNamespace(request);
       if (tag !== undefined) checkTagName(tag);
       const upload: Upload = request.isMultipart()
         ? { kind: 'files', files: await readMultipartFiles(request, limits) }
@@ -174,12 +203,22 @@ const skillsWriteRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (
         version,
         tag,
         actor: request.principal!.actor,
+        namespace,
       });
       request.log.info(
-        { skill: result.name, version: result.version, digest: result.digest, created: result.created },
+        {
+          namespace,
+          skill: result.name,
+          version: result.version,
+          digest: result.digest,
+          created: result.created,
+        },
         result.created ? 'published' : 'publish unchanged',
       );
-      reply.header('location', `/skills/${result.name}?version=${encodeURIComponent(result.version)}`);
+      reply.header(
+        'location',
+        `${namespacePath(namespace)}/skills/${result.name}?version=${encodeURIComponent(result.version)}`,
+      );
       return reply.code(result.created ? 201 : 200).send(result);
     },
   );
@@ -187,14 +226,15 @@ const skillsWriteRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (
   app.put(
     '/skills/:name/tags/:tag',
     {
-      preHandler: app.authorize('publish'),
+      preHandler: app.authorize('publish', inNamespace),
       schema: {
         tags: ['versions'],
         summary: 'Move a dist-tag',
         description:
           'Points a dist-tag (latest, stable, beta...) at a version. Moving latest by hand pins it until moved again.',
-        operationId: 'setDistTag',
-        params: nameParam.extend({ tag: z.string().min(1).max(64) }),
+        operationId: operation('setDistTag'),
+        params: where.extend(nameParam.shape).extend({ tag: z.string().min(1).max(64) }),
+        querystring: z.object(namespaceQuery),
         body: z.object({
           version: withoutNul(z.string().min(1).max(256)).describe('The version the tag should point at'),
         }),
@@ -212,7 +252,13 @@ const skillsWriteRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (
     async (request) => {
       const { name, tag } = request.params;
       checkTagName(tag);
-      const { previous } = await writes.moveTag(name, tag, request.body.version, request.principal!.actor);
+      const { previous } = await writes.moveTag(
+        name,
+        tag,
+        request.body.version,
+        request.principal!.actor,
+        requestNamespace(request),
+      );
       return { name, tag, version: request.body.version, previous };
     },
   );
@@ -220,14 +266,15 @@ const skillsWriteRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (
   app.delete(
     '/skills/:name/versions/:version',
     {
-      preHandler: app.authorize('publish'),
+      preHandler: app.authorize('publish', inNamespace),
       schema: {
         tags: ['versions'],
         summary: 'Yank a version',
         description:
           'Hides the version from the catalogue and from latest and removes the dist-tags on it; it stays readable by exact version so pinned users keep working.',
-        operationId: 'yankVersion',
-        params: nameParam.extend({ version: withoutNul(z.string().min(1).max(256)) }),
+        operationId: operation('yankVersion'),
+        params: where.extend(nameParam.shape).extend({ version: withoutNul(z.string().min(1).max(256)) }),
+        querystring: z.object(namespaceQuery),
         response: {
           200: z.object({
             name: z.string(),
@@ -236,16 +283,21 @@ const skillsWriteRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (
             alreadyYanked: z.boolean(),
             latest: z.string().nullable().describe('The version latest points at now'),
           }),
-          ...problemResponses(401, 403, 404),
+          ...problemResponses(400, 401, 403, 404),
         },
       },
     },
     async (request) => {
       const { name, version } = request.params;
-      const result = await writes.yank(name, version, request.principal!.actor);
+      const result = await writes.yank(name, version, request.principal!.actor, requestNamespace(request));
       return { name, version, yanked: true as const, ...result };
     },
   );
 };
+
+/** The path prefix of a namespace's API: none for `default`. */
+export function namespacePath(namespace: string): string {
+  return namespace === DEFAULT_NAMESPACE ? '' : `/namespaces/${namespace}`;
+}
 
 export default skillsWriteRoutes;

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { namespacePatternProblem } from '../../namespaces.js';
 import type { Registry } from '../../services/registry.js';
 import { SCOPES } from '../../storage/tokens-repository.js';
 import { problemResponses } from '../problem.js';
@@ -8,6 +9,10 @@ const tokenSummarySchema = z.object({
   id: z.string(),
   name: z.string(),
   scopes: z.array(z.enum(SCOPES)),
+  namespaces: z
+    .array(z.string())
+    .nullable()
+    .describe('Namespaces the token may act in (exact names or a trailing *); null: every namespace'),
   prefix: z.string().describe('First characters of the secret, to tell tokens apart'),
   createdBy: z.string(),
   createdAt: z.string(),
@@ -35,11 +40,28 @@ const tokensRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, 
       schema: {
         tags: ['tokens'],
         summary: 'Create a token',
-        description: 'Answers the secret once; only its hash is stored. Scopes: read, publish, admin.',
+        description:
+          'Answers the secret once; only its hash is stored. Scopes: read, publish, admin. `namespaces` limits where the token acts.',
         operationId: 'createToken',
         body: z.object({
           name: z.string().trim().min(1).max(100).describe('What the token is for, e.g. ci-main'),
           scopes: z.array(z.enum(SCOPES)).min(1).describe('read, publish and/or admin'),
+          namespaces: z
+            .array(
+              z
+                .string()
+                .max(65)
+                .superRefine((pattern, context) => {
+                  const problem = namespacePatternProblem(pattern);
+                  if (problem) context.addIssue({ code: 'custom', message: problem });
+                }),
+            )
+            .min(1)
+            .max(100)
+            .optional()
+            .describe(
+              'Limit the token to these namespaces: exact names or a prefix ending in *, e.g. ["data", "data-*"]. Writes elsewhere are refused (403), and with SKILLREG_READ_AUTH=true reads too. Omitted: every namespace',
+            ),
           expiresInDays: z
             .number()
             .int()
@@ -55,11 +77,12 @@ const tokensRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, 
       },
     },
     async (request, reply) => {
-      const { name, scopes, expiresInDays } = request.body;
+      const { name, scopes, namespaces, expiresInDays } = request.body;
       const expiresAt = expiresInDays ? new Date(Date.now() + expiresInDays * 86_400_000) : undefined;
       const created = await tokens.create({
         name,
         scopes: [...new Set(scopes)],
+        ...(namespaces ? { namespaces: [...new Set(namespaces)] } : {}),
         expiresAt,
         actor: request.principal!.actor,
       });
