@@ -24,6 +24,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
+import { DEFAULT_SCOPE } from '../src/namespaces.js';
 import { corpusFolders, corpusSkills, evalQueries, QUERIES_FILE } from './search-eval/corpus.js';
 import { distractors } from './search-eval/distractors.js';
 import {
@@ -133,7 +134,7 @@ try {
     const itemTimes: number[] = [];
     for (const { q } of queries) {
       const t0 = performance.now();
-      const { hits } = await registry.search.search({ query: q, limit: 10 });
+      const { hits } = await registry.search.search(DEFAULT_SCOPE, { query: q, limit: 10 });
       const t1 = performance.now();
       await registry.repositories.catalogue.itemsOf(
         'latest',

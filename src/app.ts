@@ -36,7 +36,9 @@ import searchRoutes from './http/routes/search.js';
 import skillsReadRoutes from './http/routes/skills-read.js';
 import skillsWriteRoutes from './http/routes/skills-write.js';
 import tokensRoutes from './http/routes/tokens.js';
+import viewsRoutes from './http/routes/views.js';
 import wellKnownRoutes from './http/routes/well-known.js';
+import { MOUNT_PREFIXES } from './http/scope.js';
 import { requestIdFrom } from './request-id.js';
 import { openRegistry, type Registry } from './services/registry.js';
 import { loadSeeds } from './services/seed.js';
@@ -186,20 +188,26 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await fastify.register(healthRoutes, routes);
     await fastify.register(metricsRoutes);
     await fastify.register(docsRoutes);
-    await fastify.register(skillsReadRoutes, routes);
+    // The read and agent-facing surface, mounted once per scope: the root (`default`), every namespace
+    // and every view (src/http/scope.ts); writes at the root and under a namespace.
+    for (const mount of ['root', 'namespace', 'view'] as const) {
+      const mounted = { ...routes, mount, prefix: MOUNT_PREFIXES[mount] };
+      await fastify.register(skillsReadRoutes, mounted);
+      await fastify.register(agentRoutes, mounted);
+      await fastify.register(searchRoutes, mounted);
+      await fastify.register(mcpRoutes, mounted);
+      await fastify.register(wellKnownRoutes, mounted);
+    }
     await fastify.register(skillsWriteRoutes, { ...routes, mount: 'root' });
     await fastify.register(skillsWriteRoutes, {
       ...routes,
       mount: 'prefix',
-      prefix: '/namespaces/:namespace',
+      prefix: MOUNT_PREFIXES.namespace,
     });
     await fastify.register(namespacesRoutes, routes);
-    await fastify.register(agentRoutes, routes);
-    await fastify.register(searchRoutes, routes);
+    await fastify.register(viewsRoutes, routes);
     await fastify.register(tokensRoutes, routes);
     await fastify.register(auditRoutes, routes);
-    await fastify.register(mcpRoutes, routes);
-    await fastify.register(wellKnownRoutes, routes);
     await fastify.ready();
     if (config.seedDir) await loadSeeds(registry, config.seedDir, config.limits, fastify.log);
   } catch (error) {

@@ -53,3 +53,31 @@ export function coversNamespace(patterns: readonly string[] | null | undefined, 
     pattern.endsWith('*') ? namespace.startsWith(pattern.slice(0, -1)) : pattern === namespace,
   );
 }
+
+/**
+ * What a read is about: one namespace (the unprefixed API is `default`), or a view, an ordered overlay
+ * of namespaces where, per skill name, the last layer holding a servable version wins.
+ */
+export type Scope =
+  | { kind: 'namespace'; namespace: string }
+  | { kind: 'view'; view: string; layers: readonly string[] };
+
+export const DEFAULT_SCOPE: Scope = { kind: 'namespace', namespace: DEFAULT_NAMESPACE };
+
+/** The namespaces a scope reads, lowest precedence first. */
+export function layersOf(scope: Scope): readonly string[] {
+  return scope.kind === 'namespace' ? [scope.namespace] : scope.layers;
+}
+
+/** One string per scope, for cache keys and ETags (a view's key names its layers too). */
+export function scopeKey(scope: Scope): string {
+  return scope.kind === 'namespace'
+    ? `ns:${scope.namespace}`
+    : `view:${scope.view}:${scope.layers.join(',')}`;
+}
+
+/** The path prefix of a scope's API: none for `default`. */
+export function scopePath(scope: Scope): string {
+  if (scope.kind === 'view') return `/views/${scope.view}`;
+  return scope.namespace === DEFAULT_NAMESPACE ? '' : `/namespaces/${scope.namespace}`;
+}

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { isEntryPoint } from './entry-point.js';
+import { DEFAULT_NAMESPACE } from './namespaces.js';
 
 /**
  * V8 grows the heap by a factor of up to 4 between full collections when it judges collection costly,
@@ -67,7 +68,8 @@ export async function startServer(env: Record<string, string | undefined> = proc
   );
   // The agent catalogue copy behind /prompt and /tools is read once now (the longest read of a large
   // catalogue), not by the first agent to ask; later reads catch up by revision.
-  void app.registry.agents.catalogue
+  void app.registry.agents.catalogues
+    .mirror(DEFAULT_NAMESPACE)
     .snapshot()
     .catch((error: unknown) => app.log.warn({ err: error }, 'could not read the agent catalogue yet'))
     .then(() => searchIndex)

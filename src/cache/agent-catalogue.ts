@@ -1,3 +1,4 @@
+import { DEFAULT_NAMESPACE } from '../namespaces.js';
 import type {
   AgentCatalogueQuery,
   AgentCatalogueSource,
@@ -100,9 +101,10 @@ export class AgentCatalogueMirror implements AgentCatalogueSource {
   constructor(
     private readonly skills: CatalogueRepository,
     private readonly state: CatalogueState,
-    /** The search's ranking: names best first, for selections with `q`. */
+    /** The search's ranking in this namespace: names best first, for selections with `q`. */
     private readonly search: (query: { q: string; tag?: string }) => Promise<string[]>,
     private readonly options: AgentCatalogueOptions = {},
+    readonly namespace: string = DEFAULT_NAMESPACE,
   ) {}
 
   /**
@@ -122,7 +124,7 @@ export class AgentCatalogueMirror implements AgentCatalogueSource {
 
   private async entries(query: AgentCatalogueQuery): Promise<AgentSkill[]> {
     if ((query.tag ?? LATEST) !== LATEST || this.closed) {
-      return this.skills.agentCatalogue(query);
+      return this.skills.agentCatalogue({ ...query, namespace: this.namespace });
     }
     if (query.names !== undefined && query.names.length === 0) return [];
     const { entries } = await this.snapshot();
@@ -140,12 +142,16 @@ export class AgentCatalogueMirror implements AgentCatalogueSource {
    * the description of the version an entry names is the one it had when the entry was read.
    */
   describe(skills: readonly Pick<AgentSkill, 'name' | 'version'>[]): Promise<Map<string, string>> {
-    return this.skills.descriptionsOf(skills);
+    return this.skills.descriptionsOf(skills, this.namespace);
   }
 
-  /** The copy, at least as current as the catalogue state this process knows of. */
+  /**
+   * The copy, at least as current as the catalogue state this process knows of for its namespace
+   * (writes into other namespaces leave it as it is).
+   */
   async snapshot(): Promise<CatalogueSnapshot> {
-    const target = await this.state.current();
+    const { loadsRevision } = await this.state.current();
+    const target = { revision: this.state.namespaceRevision(this.namespace) ?? 0, loadsRevision };
     return this.catchUps.freshest(() =>
       !this.options.alwaysCheck && this.heldSnapshot && covers(this.heldSnapshot, target)
         ? this.heldSnapshot
@@ -162,13 +168,13 @@ export class AgentCatalogueMirror implements AgentCatalogueSource {
   private async catchUp(): Promise<CatalogueSnapshot> {
     const base = this.heldSnapshot;
     if (!base) {
-      const full = await this.skills.agentCatalogueSince(LATEST);
+      const full = await this.skills.agentCatalogueSince(LATEST, undefined, this.namespace);
       const entries = this.compact(full.entries);
       full.entries.length = 0; // the rows can go while the copy is sorted
       entries.sort(byName);
       return this.keep({ revision: full.revision, loadsRevision: full.loadsRevision, entries });
     }
-    const delta = await this.skills.agentCatalogueSince(LATEST, base);
+    const delta = await this.skills.agentCatalogueSince(LATEST, base, this.namespace);
     return this.keep(applyDelta(base, { ...delta, entries: this.compact(delta.entries) }));
   }
 

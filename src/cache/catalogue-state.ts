@@ -1,3 +1,5 @@
+import { type Scope, splitSkillKey } from '../namespaces.js';
+
 /**
  * What this process knows about the catalogue's state without asking the database: the revision
  * (bumped by every publish, tag move and yank, in the same transaction), the loads revision (bumped when
@@ -13,11 +15,25 @@
 export interface StateRow {
   revision: number;
   loadsRevision: number;
+  /** The catalogue revision of the last write into each namespace (absent: not read with the row). */
+  namespaces?: Readonly<Record<string, number>>;
+  /** The catalogue revision of each view's last edit. */
+  views?: Readonly<Record<string, number>>;
 }
+
+/** The change key of a view edit (skill keys hold no `:`, so the two never meet). */
+export function viewChangeKey(view: string): string {
+  return `${VIEW_KEY_PREFIX}${view}`;
+}
+
+const VIEW_KEY_PREFIX = 'view:';
 
 export interface ChangeEvent {
   revision: number;
-  /** The skill the write changed; undefined when unknown (a gap was found by reading the row). */
+  /**
+   * What the write changed: a skill key (src/namespaces.ts) or a view's change key; undefined when
+   * unknown (a gap was found by reading the row).
+   */
   skill?: string;
 }
 
@@ -30,6 +46,9 @@ export class CatalogueState {
   private readonly skillRevisions = new Map<string, number>();
   /** Per-skill entries computed at a revision below this are stale (changes whose skill is unknown). */
   private floor = 0;
+  /** The revision of the last write into each namespace, and of each view's last edit. */
+  private readonly namespaceRevisions = new Map<string, number>();
+  private readonly viewRevisions = new Map<string, number>();
   private isLive = false;
   private readonly listeners: ((event: ChangeEvent) => void)[] = [];
 
@@ -64,6 +83,11 @@ export class CatalogueState {
 
   /** A committed write: from this process's transaction or another replica's NOTIFY. */
   observeChange(revision: number, skill?: string): void {
+    if (skill?.startsWith(VIEW_KEY_PREFIX)) {
+      raise(this.viewRevisions, skill.slice(VIEW_KEY_PREFIX.length), revision);
+    } else if (skill) {
+      raise(this.namespaceRevisions, splitSkillKey(skill).namespace, revision);
+    }
     if (skill) {
       if (revision > (this.skillRevisions.get(skill) ?? 0)) this.skillRevisions.set(skill, revision);
       if (this.skillRevisions.size > MAX_REMEMBERED_SKILLS) this.forgetSkills(revision);
@@ -84,11 +108,45 @@ export class CatalogueState {
    * behind): their skills are unknown, so every per-skill entry computed before is stale.
    */
   observeRow(row: StateRow): void {
+    for (const [namespace, revision] of Object.entries(row.namespaces ?? {})) {
+      raise(this.namespaceRevisions, namespace, revision);
+    }
+    for (const [view, revision] of Object.entries(row.views ?? {})) raise(this.viewRevisions, view, revision);
     if (row.revision > this.known.revision) {
       if (row.revision > this.floor) this.floor = row.revision;
       this.advance(row.revision, undefined);
     }
     this.observeLoads(row.loadsRevision);
+  }
+
+  /**
+   * The catalogue revision of the last write into `namespace` as far as this process knows (exact
+   * while live; read with the row otherwise); undefined for a namespace it has never heard of.
+   */
+  namespaceRevision(namespace: string): number | undefined {
+    return this.namespaceRevisions.get(namespace);
+  }
+
+  /** The catalogue revision of a view's last edit (creation included); undefined when never heard of. */
+  viewRevision(view: string): number | undefined {
+    return this.viewRevisions.get(view);
+  }
+
+  /**
+   * The revision a scope's listings are at: its namespace's last write, or for a view the latest of
+   * its edit and its layers' writes. It goes up whenever anything the scope shows may have changed,
+   * and not otherwise: a write elsewhere leaves it (and the scope's ETags) alone.
+   */
+  scopeRevision(scope: Scope): number {
+    if (scope.kind === 'namespace') return this.namespaceRevisions.get(scope.namespace) ?? 0;
+    let revision = this.viewRevisions.get(scope.view) ?? 0;
+    for (const layer of scope.layers) revision = Math.max(revision, this.namespaceRevisions.get(layer) ?? 0);
+    return revision;
+  }
+
+  /** Namespaces this process knows of, in no particular order. */
+  namespaces(): IterableIterator<string> {
+    return this.namespaceRevisions.keys();
   }
 
   /** Whether an entry about `skill`, computed when the catalogue was at `computedAt`, is still current. */
@@ -111,4 +169,8 @@ export class CatalogueState {
     this.skillRevisions.clear();
     if (revision > this.floor) this.floor = revision;
   }
+}
+
+function raise(revisions: Map<string, number>, key: string, revision: number): void {
+  if (revision > (revisions.get(key) ?? -1)) revisions.set(key, revision);
 }

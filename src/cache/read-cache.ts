@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../db/client.js';
+import type { Scope } from '../namespaces.js';
 import type { CatalogueState, StateRow } from './catalogue-state.js';
 import type { ChangeFeed, ChangeFeedOptions } from './change-feed.js';
 import { ByteLru, sizeOf } from './lru.js';
@@ -132,6 +133,12 @@ export class ReadCache {
 
   async revision(): Promise<number> {
     return (await this.state.current()).revision;
+  }
+
+  /** The revision of what `scope` shows, as of this request (CatalogueState.scopeRevision). */
+  async scopeRevision(scope: Scope): Promise<number> {
+    await this.state.current();
+    return this.state.scopeRevision(scope);
   }
 
   stats() {

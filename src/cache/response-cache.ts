@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { clientKey } from '../client-key.js';
+import type { Scope } from '../namespaces.js';
 import { requestIdFrom } from '../request-id.js';
 import type { CatalogueState } from './catalogue-state.js';
 import { ifNoneMatchMatches } from './etags.js';
@@ -36,7 +37,9 @@ export const RESPONSE_CACHE_SHARE = 0.25;
 export type ResponseValidity =
   | { kind: 'immutable' }
   | { kind: 'skill'; skill: string; revision: number }
-  | { kind: 'catalogue'; revision: number };
+  | { kind: 'catalogue'; revision: number }
+  /** True while the scope's revision (CatalogueState.scopeRevision) stays `revision`. */
+  | { kind: 'scope'; scope: Scope; revision: number };
 
 /** What a route says about its answer to let this cache repeat it. */
 export interface ResponseCacheSpec {
@@ -210,6 +213,8 @@ export class ResponseCache {
         return this.state.live && this.state.isFresh(validity.skill, validity.revision);
       case 'catalogue':
         return this.state.live && this.state.peek().revision === validity.revision;
+      case 'scope':
+        return this.state.live && this.state.scopeRevision(validity.scope) === validity.revision;
     }
   }
 }

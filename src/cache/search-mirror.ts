@@ -1,4 +1,5 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { DEFAULT_NAMESPACE } from '../namespaces.js';
 import {
   ANALYZER_VERSION,
   encodeTerms,
@@ -43,15 +44,20 @@ export class SearchMirror {
   constructor(
     private readonly repository: SearchRepository,
     private readonly state: CatalogueState,
+    readonly namespace: string = DEFAULT_NAMESPACE,
     readonly tag: string = LATEST,
     private readonly options: { alwaysCheck?: boolean } = {},
   ) {}
 
-  /** The index, at least as current as the catalogue state this process knows of. */
+  /**
+   * The index, at least as current as the catalogue state this process knows of for its namespace
+   * (a write into another namespace leaves it as it is).
+   */
   async snapshot(): Promise<SearchSnapshot> {
-    const target = await this.state.current();
+    await this.state.current();
+    const target = this.state.namespaceRevision(this.namespace) ?? 0;
     return this.catchUps.freshest(() =>
-      !this.options.alwaysCheck && this.held && this.held.revision >= target.revision ? this.held : undefined,
+      !this.options.alwaysCheck && this.held && this.held.revision >= target ? this.held : undefined,
     );
   }
 
@@ -68,7 +74,7 @@ export class SearchMirror {
   private async catchUp(): Promise<SearchSnapshot> {
     const base = this.held;
     if (!base) return this.keep(await this.build());
-    const delta = await this.repository.since(this.tag, base.revision, ANALYZER_VERSION);
+    const delta = await this.repository.since(this.tag, base.revision, ANALYZER_VERSION, this.namespace);
     if (delta.rows.length === 0 && delta.removed.length === 0) {
       return this.keep({ ...base, revision: Math.max(base.revision, delta.revision) });
     }
@@ -92,7 +98,7 @@ export class SearchMirror {
     let after: string | undefined;
     let revision: number | undefined;
     for (;;) {
-      const page = await this.repository.page(this.tag, after, PAGE_SIZE, ANALYZER_VERSION);
+      const page = await this.repository.page(this.tag, after, PAGE_SIZE, ANALYZER_VERSION, this.namespace);
       // Writes committed while the pages are read are caught up from the first page's revision.
       revision ??= page.revision;
       await this.putAll(index, versions, flagged, page.rows);

@@ -24,6 +24,8 @@ export interface CatalogueItem {
   tokens: { description: number; body: number };
   /** With a search (`q`): why the skill matched; items are best first. */
   match?: SearchMatch;
+  /** In a view: the layer (namespace) the skill resolves to. */
+  namespace?: string;
 }
 
 /** Why a search result matched: the request's words found in each field. */
@@ -67,6 +69,12 @@ export interface SkillDetail {
   files: FileEntry[];
   distTags: Record<string, string>;
   versions: VersionSummary[];
+  /** The namespace the skill is in. */
+  namespace?: string;
+  /** In a view: the layer the name resolved from. */
+  resolvedFrom?: string;
+  /** In a view: lower layers whose own version this one hides, highest first. */
+  shadows?: { namespace: string; version: string }[];
 }
 
 export interface SkillContentJson {

@@ -1,3 +1,4 @@
+import type { Scope } from '../namespaces.js';
 import type { SkillReadService } from '../services/skill-reads.js';
 import type { CatalogueItem } from '../storage/catalogue-repository.js';
 
@@ -11,13 +12,14 @@ export const PAGE = 500;
  */
 export async function catalogue(
   reads: SkillReadService,
+  scope: Scope,
   query: { q?: string; tag?: string; cursor?: string },
   wanted: number,
 ): Promise<{ items: CatalogueItem[]; nextCursor?: string }> {
   const items: CatalogueItem[] = [];
   let cursor = query.cursor || undefined;
   do {
-    const page = await reads.catalogueItems({
+    const page = await reads.catalogueItems(scope, {
       q: query.q?.trim() || undefined,
       tag: query.tag?.trim() || undefined,
       limit: Math.min(PAGE, wanted - items.length),

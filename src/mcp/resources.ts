@@ -21,7 +21,7 @@ export function registerSkillResources(server: McpServer, deps: McpServerDepende
   const { reads } = deps;
   const completeName = async (value: string): Promise<string[]> => {
     try {
-      const page = await reads.catalogueItems({ q: value.trim() || undefined, limit: 100 });
+      const page = await reads.catalogueItems(deps.scope, { q: value.trim() || undefined, limit: 100 });
       const names = page.items.map((item) => item.name);
       return [
         ...names.filter((name) => name.startsWith(value)),
@@ -76,7 +76,7 @@ async function listSkillResources(
 ): Promise<ListResourcesResult> {
   let page: { items: CatalogueItem[]; nextCursor?: string };
   try {
-    page = await catalogue(deps.reads, { cursor }, PAGE);
+    page = await catalogue(deps.reads, deps.scope, { cursor }, PAGE);
   } catch (error) {
     if (error instanceof AppError && error.status < 500) {
       throw new ResourceError(INVALID_PARAMS, error.message, { cursor, ...error.extensions });
@@ -131,9 +131,10 @@ async function readResource(
     });
   }
   try {
-    const { record } = await reads.resolve(name, {});
+    const resolved = await reads.resolve(deps.scope, name, {});
+    const { record } = resolved;
     const file = await reads.file(record, path);
-    if (file.path === SKILL_MD) reads.recordLoad(record.name, deps.client);
+    if (file.path === SKILL_MD) reads.recordLoad(resolved, deps.client);
     const kind =
       file.path === SKILL_MD
         ? { mimeType: 'text/markdown', text: decodeText(file.bytes) }

@@ -1,6 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
+import type { Scope } from '../namespaces.js';
 import type { SkillReadService } from '../services/skill-reads.js';
 import type { SkillSearchService } from '../services/skill-search.js';
 import { registerSkillResources } from './resources.js';
@@ -10,6 +11,8 @@ import { registerSkillTools } from './tools.js';
 export interface McpServerDependencies {
   reads: SkillReadService;
   search: SkillSearchService;
+  /** What this endpoint serves: `default` at /mcp, a namespace or a view under their prefixes. */
+  scope: Scope;
   log?: Pick<FastifyBaseLogger, 'error'>;
   /** Who is calling (src/client-key.ts): pairs its search_skills calls with its later loads. */
   client?: string;

@@ -92,7 +92,7 @@ export function registerSkillTools(server: McpServer, deps: McpServerDependencie
     },
     async ({ q, tag, cursor }) =>
       toolResult(async () => {
-        const { items, nextCursor } = await catalogue(reads, { q, tag, cursor }, LISTED_PER_CALL);
+        const { items, nextCursor } = await catalogue(reads, deps.scope, { q, tag, cursor }, LISTED_PER_CALL);
         // Skills only a person may invoke are not offered to the model (see services/visibility.ts).
         const listed = items
           .filter((item) => isModelInvocable(item.frontmatter))
@@ -138,7 +138,7 @@ export function registerSkillTools(server: McpServer, deps: McpServerDependencie
     },
     async ({ query, limit }) =>
       toolResult(async () => {
-        const results = await search.searchSkills({ query, limit, client });
+        const results = await search.searchSkills(deps.scope, { query, limit, client });
         return {
           content: [{ type: 'text', text: renderSearchResults(query.trim(), results) }],
           structuredContent: { results },
@@ -159,9 +159,10 @@ export function registerSkillTools(server: McpServer, deps: McpServerDependencie
     },
     async ({ name, version }) =>
       toolResult(async () => {
-        const { record } = await reads.resolveWithYank(name.trim(), selectorFor(version));
+        const resolved = await reads.resolveWithYank(deps.scope, name.trim(), selectorFor(version));
+        const { record } = resolved;
         const files = (await reads.files(record)).filter((file) => file.path !== SKILL_MD);
-        reads.recordLoad(record.name, client);
+        reads.recordLoad(resolved, client);
         return {
           content: [
             { type: 'text', text: loadHeader(record, files) },
@@ -185,10 +186,11 @@ export function registerSkillTools(server: McpServer, deps: McpServerDependencie
     },
     async ({ name, path, version }) =>
       toolResult(async () => {
-        const { record } = await reads.resolve(name.trim(), selectorFor(version));
+        const resolved = await reads.resolve(deps.scope, name.trim(), selectorFor(version));
+        const { record } = resolved;
         const file = await reads.file(record, path.trim());
         const filePath = file.path;
-        if (filePath === SKILL_MD) reads.recordLoad(record.name, client);
+        if (filePath === SKILL_MD) reads.recordLoad(resolved, client);
         const kind = classifyFile(filePath, file.bytes);
         if (kind.text !== undefined) return { content: [{ type: 'text', text: kind.text }] };
         const data = Buffer.from(file.bytes).toString('base64');

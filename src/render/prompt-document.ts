@@ -23,6 +23,7 @@ export const promptJsonSchema = z.object({
   included: z.array(
     z.object({
       name: z.string(),
+      namespace: z.string().optional().describe('In a view: the layer (namespace) the skill resolves to'),
       version: z.string(),
       location: z.string().describe('Absolute URL of the skill body (layer 2)'),
       tokens: z.object({

@@ -20,6 +20,8 @@ export interface PromptOptions {
   tag?: string;
   /** Descriptions, by name, of skills given without one (only those a rendering lists are asked for). */
   describe?: (skills: readonly PromptSkill[]) => Promise<ReadonlyMap<string, string>>;
+  /** In a view: the layer (namespace) each listed skill resolves to, which the JSON layout names. */
+  namespaceOf?: (name: string) => string | undefined;
 }
 
 /** What the fragment needs to know about one skill. */

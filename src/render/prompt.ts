@@ -40,6 +40,8 @@ export type {
 
 export interface IncludedSkill {
   name: string;
+  /** In a view: the layer the skill resolves to. */
+  namespace?: string;
   version: string;
   location: string;
   tokens: { entry: number; body: number };
@@ -110,8 +112,10 @@ async function promptResult(
     if (slicer.due()) await slicer.pause();
     if (!kept[i]) continue;
     const skill = skills[i]!;
+    const namespace = options.namespaceOf?.(skill.name);
     included.push({
       name: skill.name,
+      ...(namespace === undefined ? {} : { namespace }),
       version: skill.version,
       location: skillLocation(options.baseUrl, skill.name, options.tag),
       tokens: { entry: entries.byIndex[i]!, body: skill.tokens.body },

@@ -1,7 +1,8 @@
-import type { AgentCatalogueMirror } from '../cache/agent-catalogue.js';
+import type { AgentCatalogues, ScopedCatalogue } from '../cache/agent-catalogues.js';
 import { jsonBody } from '../cache/bodies.js';
 import { revisionEtag } from '../cache/etags.js';
 import type { ReadCache } from '../cache/read-cache.js';
+import { type Scope, scopeKey } from '../namespaces.js';
 import {
   buildPrompt,
   type PromptMode,
@@ -40,23 +41,29 @@ const CONTENT_TYPES: Record<PromptFormat, string> = {
 export class AgentRenderingService {
   constructor(
     private readonly cache: ReadCache,
-    /** The agent catalogue in memory, caught up by revision. */
-    readonly catalogue: AgentCatalogueMirror,
+    /** The agent catalogues in memory (every namespace's, and views over them), caught up by revision. */
+    readonly catalogues: AgentCatalogues,
   ) {}
 
-  async prompt(request: {
-    selection: SkillSelection;
-    format: PromptFormat;
-    budget?: number;
-    /** Default list (search-first only when the budget cannot hold every skill). */
-    mode?: PromptMode;
-    baseUrl: string;
-  }): Promise<Answer & { tokens?: number }> {
+  async prompt(
+    scope: Scope,
+    request: {
+      selection: SkillSelection;
+      format: PromptFormat;
+      budget?: number;
+      /** Default list (search-first only when the budget cannot hold every skill). */
+      mode?: PromptMode;
+      /** The scope's base URL (the registry's, with /namespaces/{ns} or /views/{view}): locations start with it. */
+      baseUrl: string;
+    },
+  ): Promise<Answer & { tokens?: number }> {
     const { selection, format, budget, baseUrl } = request;
     const mode = request.mode ?? 'list';
-    const { revision, loadsRevision } = await this.cache.current();
-    const key = `prompt|${JSON.stringify([format, selection, budget ?? null, baseUrl, mode])}`;
-    const render = () => this.renderPrompt(selection, format, baseUrl, budget, mode);
+    const { loadsRevision } = await this.cache.current();
+    const revision = this.cache.state.scopeRevision(scope);
+    const where = scopeKey(scope);
+    const key = `prompt|${where}|${JSON.stringify([format, selection, budget ?? null, baseUrl, mode])}`;
+    const render = () => this.renderPrompt(scope, selection, format, baseUrl, budget, mode);
     const answer = (etag: string, rendered: () => Promise<RenderedPrompt>): Answer => ({
       etag,
       immutable: false,
@@ -69,7 +76,7 @@ export class AgentRenderingService {
       },
     });
     if (budget === undefined) {
-      const etag = revisionEtag(revision, 'prompt', format, selection, null, baseUrl, null, mode);
+      const etag = revisionEtag(revision, 'prompt', where, format, selection, null, baseUrl, null, mode);
       return answer(etag, () => this.cache.catalogueWide(key, revision, render, true));
     }
     // Which skills a budget drops depends on recent loads, which do not bump the revision: the ETag
@@ -78,6 +85,7 @@ export class AgentRenderingService {
     const etag = revisionEtag(
       revision,
       'prompt',
+      where,
       format,
       selection,
       budget,
@@ -88,12 +96,15 @@ export class AgentRenderingService {
     return answer(etag, () => Promise.resolve(byLoads.value));
   }
 
-  async tools(request: {
-    selection: SkillSelection;
-    provider: ToolsProvider;
-    strict: boolean;
-    mode?: ToolsMode;
-  }): Promise<Answer> {
+  async tools(
+    scope: Scope,
+    request: {
+      selection: SkillSelection;
+      provider: ToolsProvider;
+      strict: boolean;
+      mode?: ToolsMode;
+    },
+  ): Promise<Answer> {
     const { selection, provider } = request;
     const strict = provider === 'openai' && request.strict;
     const mode = request.mode ?? 'auto';
@@ -103,18 +114,19 @@ export class AgentRenderingService {
     const options = { strict, nameEnum: !searchFirst, search: searchFirst || !narrowed };
     // Search-first definitions are the same for every selection.
     const shape = searchFirst ? null : selection;
-    const revision = await this.cache.revision();
+    const revision = await this.cache.scopeRevision(scope);
+    const where = scopeKey(scope);
     return {
-      etag: revisionEtag(revision, 'tools', provider, strict, mode, shape),
+      etag: revisionEtag(revision, 'tools', where, provider, strict, mode, shape),
       immutable: false,
       contentType: JSON_CONTENT_TYPE,
       body: async () => {
         const body = await this.cache.catalogueWide(
-          `tools|${JSON.stringify([provider, strict, mode, shape])}`,
+          `tools|${where}|${JSON.stringify([provider, strict, mode, shape])}`,
           revision,
           async () => {
             // Search-first definitions name no skill: the catalogue is not read, whatever its size.
-            const names = searchFirst ? [] : await this.invocableNames(selection);
+            const names = searchFirst ? [] : await this.invocableNames(scope, selection);
             return provider === 'openai'
               ? jsonBody(openAiToolsSchema, openAiTools(names, options))
               : jsonBody(anthropicToolsSchema, anthropicTools(names, options));
@@ -127,26 +139,29 @@ export class AgentRenderingService {
   }
 
   /** Names of the selected skills a model may invoke, in catalogue order. */
-  async invocableNames(selection: SkillSelection): Promise<string[]> {
-    const { skills } = await selectAgentSkills(this.catalogue, selection, { descriptions: false });
+  async invocableNames(scope: Scope, selection: SkillSelection): Promise<string[]> {
+    const { skills } = await selectAgentSkills(this.catalogues.of(scope), selection, { descriptions: false });
     return skills.map((skill) => skill.name);
   }
 
   private async renderPrompt(
+    scope: Scope,
     selection: SkillSelection,
     format: PromptFormat,
     baseUrl: string,
     budget: number | undefined,
     mode: PromptMode,
   ): Promise<{ value: RenderedPrompt; bytes: number }> {
-    const selected = await selectAgentSkills(this.catalogue, selection);
+    const catalogue: ScopedCatalogue = this.catalogues.of(scope);
+    const selected = await selectAgentSkills(catalogue, selection);
     const result: PromptResult = await buildPrompt(selected.skills, {
       style: format === 'markdown' ? 'markdown' : 'xml',
       baseUrl,
       tag: selection.tag,
       budget,
       mode,
-      describe: (listed) => this.catalogue.describe(listed),
+      describe: (listed) => catalogue.describe(listed),
+      ...(catalogue.namespaceOf ? { namespaceOf: catalogue.namespaceOf } : {}),
     });
     const body =
       format === 'json'

@@ -119,7 +119,7 @@ export class ArchiveService {
   }
 
   /** Current versions with their stored archive digests (see ArchivesRepository.current). */
-  current(format: ArchiveFormat): Promise<CurrentArchive[]> {
-    return this.archives.current(format);
+  current(format: ArchiveFormat, namespace?: string): Promise<CurrentArchive[]> {
+    return this.archives.current(format, namespace);
   }
 }

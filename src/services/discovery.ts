@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { jsonBody } from '../cache/bodies.js';
 import { revisionEtag } from '../cache/etags.js';
 import type { ReadCache } from '../cache/read-cache.js';
+import { layersOf, type Scope, scopeKey, scopePath } from '../namespaces.js';
 import type { CurrentArchive } from '../storage/archives-repository.js';
 import type { ArchiveFormat } from '../storage/records.js';
 import { type Answer, bodyOf, JSON_CONTENT_TYPE } from './answers.js';
@@ -29,6 +30,7 @@ const entrySchema = z.object({
     .string()
     .regex(/^sha256:[0-9a-f]{64}$/)
     .describe('sha256 of the exact bytes served at url'),
+  namespace: z.string().optional().describe('In a view: the layer (namespace) the skill resolves to'),
 });
 
 export const discoveryIndexSchema = z
@@ -45,17 +47,24 @@ export function bundleUrl(base: string, name: string, version: string): string {
   return `${base}/skills/${encodeURIComponent(name)}/bundle?version=${encodeURIComponent(version)}&format=${encodeURIComponent(INDEX_ARCHIVE_FORMAT)}`;
 }
 
+/**
+ * One entry. Its url is the bundle's in the namespace the skill is in (an exact version there is
+ * immutable, so the digest next to it stays true whatever a view's layers become).
+ */
 function toEntry(
-  base: string,
+  origin: string,
+  namespace: string,
   entry: Pick<CurrentArchive, 'name' | 'description' | 'version'>,
   sha256: string,
+  inView: boolean,
 ): IndexEntry {
   return {
     name: entry.name,
     description: entry.description,
     type: 'archive',
-    url: bundleUrl(base, entry.name, entry.version),
+    url: bundleUrl(`${origin}${scopePath({ kind: 'namespace', namespace })}`, entry.name, entry.version),
     digest: `sha256:${sha256}`,
+    ...(inView ? { namespace } : {}),
   };
 }
 
@@ -76,23 +85,41 @@ export class DiscoveryService {
     private readonly log?: { info(details: object, message: string): void },
   ) {}
 
-  /** Every current skill (its `latest` version; yanked versions never appear), links under `base`. */
-  async index(base: string): Promise<Answer> {
-    const revision = await this.cache.revision();
+  /**
+   * Every current skill of a scope (its `latest` version; yanked versions never appear; in a view the
+   * layer each name resolves to), links under `origin` (the registry's base URL).
+   */
+  async index(scope: Scope, origin: string): Promise<Answer> {
+    const revision = await this.cache.scopeRevision(scope);
+    const where = scopeKey(scope);
     return {
-      etag: revisionEtag(revision, 'agent-skills-index', base, INDEX_ARCHIVE_FORMAT),
+      etag: revisionEtag(revision, 'agent-skills-index', where, origin, INDEX_ARCHIVE_FORMAT),
       immutable: false,
       contentType: JSON_CONTENT_TYPE,
+      validity: { kind: 'scope', scope, revision },
       body: async () => {
         const body = await this.cache.catalogueWide(
-          `agent-skills-index|${base}`,
+          `agent-skills-index|${where}|${origin}`,
           revision,
           async () => {
-            const current = await this.archives.current(INDEX_ARCHIVE_FORMAT);
-            const digests = await this.withDigests(current);
+            const layers = layersOf(scope);
+            const perLayer = await Promise.all(
+              layers.map((namespace) => this.archives.current(INDEX_ARCHIVE_FORMAT, namespace)),
+            );
+            const winners = new Map<string, { entry: CurrentArchive; namespace: string }>();
+            perLayer.forEach((current, at) => {
+              for (const entry of current) winners.set(entry.name, { entry, namespace: layers[at]! });
+            });
+            const current = [...winners.values()].sort((a, b) =>
+              a.entry.name < b.entry.name ? -1 : a.entry.name > b.entry.name ? 1 : 0,
+            );
+            const digests = await this.withDigests(current.map(({ entry }) => entry));
+            const inView = scope.kind === 'view';
             return jsonBody(discoveryIndexSchema, {
               $schema: DISCOVERY_SCHEMA,
-              skills: current.map((entry) => toEntry(base, entry, digests.get(entry.versionId)!)),
+              skills: current.map(({ entry, namespace }) =>
+                toEntry(origin, namespace, entry, digests.get(entry.versionId)!, inView),
+              ),
             });
           },
           true,
@@ -102,22 +129,30 @@ export class DiscoveryService {
     };
   }
 
-  /** The index restricted to one skill's latest version. */
-  async skillIndex(name: string, base: string): Promise<Answer> {
-    const { record, revision } = await this.reads.resolve(name, {});
+  /** The index restricted to one skill's latest version in a scope. */
+  async skillIndex(scope: Scope, name: string, origin: string): Promise<Answer> {
+    const { record, revision, namespace } = await this.reads.resolve(scope, name, {});
+    const inView = scope.kind === 'view';
     const body = await this.cache.immutable(
-      `agent-skills-index|${record.id}|${base}`,
+      `agent-skills-index|${record.id}|${origin}|${inView}`,
       async () => {
         const archive = await this.reads.archive(record, INDEX_ARCHIVE_FORMAT);
         return jsonBody(discoveryIndexSchema, {
           $schema: DISCOVERY_SCHEMA,
-          skills: [toEntry(base, record, archive.sha256)],
+          skills: [toEntry(origin, namespace, record, archive.sha256, inView)],
         });
       },
       true,
     );
     return {
-      etag: revisionEtag(revision, 'agent-skills-index', base, INDEX_ARCHIVE_FORMAT, record.name),
+      etag: revisionEtag(
+        revision,
+        'agent-skills-index',
+        scopeKey(scope),
+        origin,
+        INDEX_ARCHIVE_FORMAT,
+        record.name,
+      ),
       immutable: false,
       contentType: JSON_CONTENT_TYPE,
       body: bodyOf(body),

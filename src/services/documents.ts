@@ -46,6 +46,7 @@ export const catalogueItemSchema = z.object({
   updatedAt: z.string().describe('When this version became the one the tag points at'),
   tokens: tokenCountsSchema,
   match: searchMatchSchema.optional().describe('With q: why the skill matched, items being best first'),
+  namespace: z.string().optional().describe('In a view: the layer (namespace) the skill resolves to'),
 });
 
 /** One result of search_skills and GET /search (src/services/skill-search.ts ModelSearchResult). */
@@ -57,6 +58,7 @@ export const searchResultSchema = z.object({
     .string()
     .describe('The request words found in each field, and spellings read as another word, as one line'),
   score: z.number().describe('Relevance (BM25F); comparable within one search only'),
+  namespace: z.string().optional().describe('In a view: the layer (namespace) the skill resolves to'),
 });
 
 /** GET /search: what the search_skills tool answers a model. */
@@ -92,6 +94,15 @@ export const skillDetailSchema = z.object({
   files: z.array(fileEntrySchema),
   distTags: z.record(z.string(), z.string()),
   versions: z.array(versionSummarySchema),
+  namespace: z.string().optional().describe('The namespace this skill is in'),
+  resolvedFrom: z
+    .string()
+    .optional()
+    .describe('In a view: the layer the name resolved from (the last layer with a servable version)'),
+  shadows: z
+    .array(z.object({ namespace: z.string(), version: z.string() }))
+    .optional()
+    .describe('In a view: lower layers whose own version of the name this one hides, highest first'),
 });
 
 export const issueSchema = z.object({ path: z.string(), detail: z.string() });
@@ -148,3 +159,17 @@ export const namespaceSummarySchema = z.object({
 });
 
 export const namespacesResponseSchema = z.object({ items: z.array(namespaceSummarySchema) });
+
+export const viewSchema = z.object({
+  name: z.string(),
+  layers: z
+    .array(z.string())
+    .describe(
+      'Namespaces, lowest precedence first: per skill name the last layer with a servable version wins',
+    ),
+  description: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+export const viewsResponseSchema = z.object({ items: z.array(viewSchema) });

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { AgentCatalogueMirror } from '../cache/agent-catalogue.js';
+import { AgentCatalogues } from '../cache/agent-catalogues.js';
 import { ReadCache } from '../cache/read-cache.js';
 import { RESPONSE_CACHE_SHARE } from '../cache/response-cache.js';
 import type { Config } from '../config.js';
@@ -12,11 +12,13 @@ import { NamespacesRepository } from '../storage/namespaces-repository.js';
 import { SearchRepository } from '../storage/search-repository.js';
 import { SkillsRepository } from '../storage/skills-repository.js';
 import { TokensRepository } from '../storage/tokens-repository.js';
+import { ViewsRepository } from '../storage/views-repository.js';
 import { AgentRenderingService } from './agent-renderings.js';
 import { ArchiveService } from './archives.js';
 import { DiscoveryService } from './discovery.js';
 import { NamespaceService } from './namespaces.js';
 import { fillPromptTokens } from './prompt-tokens.js';
+import { ScopeService } from './scopes.js';
 import { SkillReadService } from './skill-reads.js';
 import { SkillSearchService } from './skill-search.js';
 import { SkillWriteService } from './skill-writes.js';
@@ -29,6 +31,7 @@ export interface Repositories {
   audit: AuditRepository;
   search: SearchRepository;
   namespaces: NamespacesRepository;
+  views: ViewsRepository;
   /** Layer-2 loads per skill (for budgets that drop the least loaded, and metrics). */
   loads: LoadRecorder;
 }
@@ -50,6 +53,8 @@ export interface Registry {
   discovery: DiscoveryService;
   archives: ArchiveService;
   namespaces: NamespaceService;
+  /** Which namespace or view a prefixed request reads, and the views themselves. */
+  scopes: ScopeService;
   /** The one search ranking (GET /skills?q=, /prompt?q=, search_skills), over an index in memory. */
   search: SkillSearchService;
   /** Stores the prompt entry counts of older versions (see prompt-tokens.ts); answers how many. */
@@ -75,6 +80,7 @@ export async function openRegistry(options: {
     audit: new AuditRepository(db),
     search: new SearchRepository(db),
     namespaces: new NamespacesRepository(db),
+    views: new ViewsRepository(db, (change) => skills.announce(change)),
     loads,
   };
   const cache = await ReadCache.open({
@@ -93,10 +99,10 @@ export async function openRegistry(options: {
     alwaysCheck: !cache.keeps,
   });
   // Not counted in the cache's bytes; with the cache off it still serves, but asks on every read.
-  const mirror = new AgentCatalogueMirror(
+  const catalogues = new AgentCatalogues(
     repositories.catalogue,
     cache.state,
-    (query) => search.rankedNames(query),
+    (scope, query) => search.rankedNames(scope, query),
     { alwaysCheck: !cache.keeps },
   );
   const reads = new SkillReadService(skills, repositories.catalogue, archives, cache, loads, search);
@@ -107,15 +113,16 @@ export async function openRegistry(options: {
     cache,
     writes: new SkillWriteService(skills, config.limits),
     reads,
-    agents: new AgentRenderingService(cache, mirror),
+    agents: new AgentRenderingService(cache, catalogues),
     discovery: new DiscoveryService(cache, archives, reads, log),
     archives,
     namespaces: new NamespaceService(repositories.namespaces, cache),
+    scopes: new ScopeService(cache, skills, repositories.views),
     search,
     fillPromptTokens: () => fillPromptTokens(repositories.catalogue),
     async close() {
       await loads.flush();
-      mirror.close();
+      catalogues.close();
       await search.close();
       await cache.close();
     },

@@ -6,6 +6,7 @@ import { prepareBundle } from '../bundle/prepare.js';
 import type { BundleLimits } from '../bundle/types.js';
 import { chooseVersion } from '../bundle/version.js';
 import { AppError } from '../errors.js';
+import { DEFAULT_SCOPE } from '../namespaces.js';
 import { readSkillFolder } from './skill-folder.js';
 import type { SkillReadService } from './skill-reads.js';
 import type { SkillWriteService } from './skill-writes.js';
@@ -41,7 +42,7 @@ export async function loadSeeds(
         metadataVersion: prepared.skill.metadataVersion ?? '1.0.0',
         existing: [],
       }).version;
-      const existing = await services.reads.versions(prepared.skill.name).catch(() => []);
+      const existing = await services.reads.versions(DEFAULT_SCOPE, prepared.skill.name).catch(() => []);
       const newer = existing.find((summary) => semver.gt(summary.version, seedVersion));
       if (newer) {
         log.debug(

@@ -7,17 +7,17 @@ import { digestEtag, revisionEtag } from '../cache/etags.js';
 import type { ReadCache } from '../cache/read-cache.js';
 import type { ResponseValidity } from '../cache/response-cache.js';
 import { BadRequestError } from '../errors.js';
+import { DEFAULT_SCOPE, layersOf, type Scope, scopeKey, skillKey } from '../namespaces.js';
 import { argumentsFingerprint, declaredArgumentNames, substituteArguments } from '../render/arguments.js';
 import { renderSkillXml } from '../render/skill-content.js';
-import type { CatalogueItem, CatalogueQuery, CatalogueRepository } from '../storage/catalogue-repository.js';
-import type { LoadRecorder } from '../storage/load-recorder.js';
 import {
-  type ArchiveFormat,
-  type FileEntry,
-  LATEST,
-  type VersionRecord,
-  type VersionSelector,
-} from '../storage/records.js';
+  type CatalogueItem,
+  type CatalogueQuery,
+  type CatalogueRepository,
+  encodeCatalogueCursor,
+} from '../storage/catalogue-repository.js';
+import type { LoadRecorder } from '../storage/load-recorder.js';
+import type { ArchiveFormat, FileEntry, VersionRecord, VersionSelector } from '../storage/records.js';
 import type { SkillsRepository } from '../storage/skills-repository.js';
 import { type Answer, bodyOf, JSON_CONTENT_TYPE } from './answers.js';
 import type { ArchiveService } from './archives.js';
@@ -29,15 +29,11 @@ import {
   versionsResponseSchema,
 } from './documents.js';
 import { contentTypeFor } from './file-types.js';
-import { missingTag, unknownFile, unknownSkill, unknownVersion } from './not-found.js';
+import { unknownFile, unknownSkill } from './not-found.js';
+import { type Resolved, SkillResolver } from './resolution.js';
 import { checkedQuery, type SearchMatch, type SkillSearchService } from './skill-search.js';
 
-/** A selector resolved to one stored version, at the catalogue revision the read saw. */
-export interface Resolved {
-  record: VersionRecord;
-  selector: VersionSelector;
-  revision: number;
-}
+export type { Resolved };
 
 export type ContentFormat = 'markdown' | 'json' | 'xml';
 
@@ -108,7 +104,12 @@ export class SkillReadService {
     private readonly cache: ReadCache,
     private readonly loads: LoadRecorder,
     private readonly search: SkillSearchService,
-  ) {}
+  ) {
+    this.resolver = new SkillResolver(skills, cache);
+  }
+
+  /** Which version a (scope, name, selector) means: the one resolution every face uses. */
+  readonly resolver: SkillResolver;
 
   /** The names each cached GET /search answer holds, for search feedback when it is sent again. */
   private readonly searchedNames = new LRUCache<string, string[]>({ max: 1_000 });
@@ -119,51 +120,53 @@ export class SkillReadService {
   }
 
   /** Resolves a selector to one stored version, or throws a 404 that says what exists. */
-  async resolve(name: string, selector: VersionSelector = {}): Promise<Resolved> {
-    const revision = await this.cache.revision();
-    return { record: await this.recordAt(name, selector, revision), selector, revision };
+  resolve(scope: Scope, name: string, selector: VersionSelector = {}): Promise<Resolved> {
+    return this.resolver.resolve(scope, name, selector);
+  }
+
+  /** Like resolve, with an exact version's yank flag as it is now (SkillResolver.resolveWithYank). */
+  resolveWithYank(scope: Scope, name: string, selector: VersionSelector = {}): Promise<Resolved> {
+    return this.resolver.resolveWithYank(scope, name, selector);
+  }
+
+  /** Counts a layer-2 load of a resolved skill (a body, or SKILL.md over MCP). */
+  recordLoad(resolved: Resolved, client?: string): void {
+    const key = skillKey(resolved.namespace, resolved.record.name);
+    this.loads.record(key);
+    if (client !== undefined) this.search.noteLoad(client, key);
   }
 
   /**
-   * Like resolve, with the exact version's yank flag as it is now (resolve keeps exact versions as
-   * immutable, which they are but for that flag): for faces that tell a reader a version is yanked.
+   * How long an answer read through `resolved` stays true: forever for an exact version; else until
+   * a write to the skill, or in a view until anything in its layers changes (another layer may win).
    */
-  async resolveWithYank(name: string, selector: VersionSelector = {}): Promise<Resolved> {
-    if (selector.version === undefined) return this.resolve(name, selector);
-    const revision = await this.cache.revision();
-    const record = await this.cache.perSkill(name, `exact|${selector.version}`, revision, () =>
-      this.lookup(name, selector),
-    );
-    return { record, selector, revision };
-  }
-
-  /** Counts a layer-2 load of `name` (a body, or SKILL.md over MCP). */
-  recordLoad(name: string, client?: string): void {
-    this.loads.record(name);
-    if (client !== undefined) this.search.noteLoad(client, name);
-  }
-
-  /** How long an answer read through `resolved` stays true: forever for an exact version. */
-  validity(resolved: Resolved): ResponseValidity {
-    return resolved.selector.version !== undefined
-      ? { kind: 'immutable' }
-      : { kind: 'skill', skill: resolved.record.name, revision: resolved.revision };
+  validity(scope: Scope, resolved: Resolved): ResponseValidity {
+    if (resolved.selector.version !== undefined) return { kind: 'immutable' };
+    if (scope.kind === 'view') {
+      return { kind: 'scope', scope, revision: this.cache.state.scopeRevision(scope) };
+    }
+    return {
+      kind: 'skill',
+      skill: skillKey(resolved.namespace, resolved.record.name),
+      revision: resolved.revision,
+    };
   }
 
   /** A catalogue page or search (layer 1), as GET /skills answers it. */
-  async cataloguePage(query: CatalogueQuery): Promise<Answer> {
-    const revision = await this.cache.revision();
+  async cataloguePage(scope: Scope, query: CatalogueQuery): Promise<Answer> {
+    const revision = await this.cache.scopeRevision(scope);
+    const where = scopeKey(scope);
     return {
-      etag: revisionEtag(revision, 'skills', query),
+      etag: revisionEtag(revision, 'skills', where, query),
       immutable: false,
       contentType: JSON_CONTENT_TYPE,
-      validity: { kind: 'catalogue', revision },
+      validity: { kind: 'scope', scope, revision },
       body: async () => {
         const body = await this.cache.catalogueWide(
-          `skills|${JSON.stringify(query)}`,
+          `skills|${where}|${JSON.stringify(query)}`,
           revision,
           async () => {
-            const page = await this.catalogueItems(query);
+            const page = await this.catalogueItems(scope, query);
             return jsonBody(catalogueResponseSchema, {
               items: page.items.map(({ frontmatter: _frontmatter, ...item }) => ({
                 ...item,
@@ -184,22 +187,25 @@ export class SkillReadService {
    * true for the catalogue revision it was searched at. The query is checked before any validator is
    * compared, so an empty or overlong one is a 400 even to a client sending `If-None-Match: *`.
    */
-  async searchAnswer(request: { query: string; limit?: number; tag?: string }): Promise<Answer> {
+  async searchAnswer(
+    scope: Scope,
+    request: { query: string; limit?: number; tag?: string },
+  ): Promise<Answer> {
     const query = checkedQuery(request.query);
     const shape = { query, limit: request.limit ?? null, tag: request.tag ?? null };
-    const revision = await this.cache.revision();
-    const key = `search|${JSON.stringify(shape)}`;
+    const revision = await this.cache.scopeRevision(scope);
+    const key = `search|${scopeKey(scope)}|${JSON.stringify(shape)}`;
     return {
-      etag: revisionEtag(revision, 'search', shape),
+      etag: revisionEtag(revision, 'search', scopeKey(scope), shape),
       immutable: false,
       contentType: JSON_CONTENT_TYPE,
-      validity: { kind: 'catalogue', revision },
+      validity: { kind: 'scope', scope, revision },
       body: async () => {
         const body = await this.cache.catalogueWide(
           key,
           revision,
           async () => {
-            const results = await this.search.searchSkills({ ...request, query });
+            const results = await this.search.searchSkills(scope, { ...request, query });
             this.searchedNames.set(
               key,
               results.map((result) => result.name),
@@ -220,81 +226,148 @@ export class SkillReadService {
    * `q` the search's ranking, best first, each item with its match.
    */
   catalogueItems(
+    scope: Scope,
     query: CatalogueQuery,
-  ): Promise<{ items: (CatalogueItem & { match?: SearchMatch })[]; nextCursor: string | null }> {
+  ): Promise<{
+    items: (CatalogueItem & { match?: SearchMatch; namespace?: string })[];
+    nextCursor: string | null;
+  }> {
     const q = query.q?.trim();
-    if (q) return this.search.cataloguePage({ ...query, q });
-    return this.catalogue.catalogue(query);
+    if (q) return this.search.cataloguePage(scope, { ...query, q });
+    if (scope.kind === 'view') return this.viewCatalogue(scope, query);
+    return this.catalogue.catalogue({ ...query, namespace: scope.namespace });
   }
 
-  /** One version's metadata document: frontmatter, files, dist-tags and every version. */
-  async metadata(name: string, query: { version?: string; tag?: string }): Promise<Answer> {
+  /**
+   * A page of a view's catalogue, by name: each layer's next page after the cursor, and per name the
+   * highest layer's item. A name among the page's first `limit` is among the first `limit` of every
+   * layer that has it, so one page per layer suffices.
+   */
+  private async viewCatalogue(
+    scope: Scope,
+    query: CatalogueQuery,
+  ): Promise<{ items: (CatalogueItem & { namespace: string })[]; nextCursor: string | null }> {
+    const layers = layersOf(scope);
+    const pages = await Promise.all(
+      layers.map((namespace) => this.catalogue.catalogue({ ...query, namespace })),
+    );
+    const winners = new Map<string, CatalogueItem & { namespace: string }>();
+    pages.forEach((page, layer) => {
+      for (const item of page.items) winners.set(item.name, { ...item, namespace: layers[layer]! });
+    });
+    const merged = [...winners.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const items = merged.slice(0, query.limit);
+    const more = merged.length > query.limit || pages.some((page) => page.nextCursor !== null);
+    return { items, nextCursor: more && items.length > 0 ? encodeCatalogueCursor(items.at(-1)!.name) : null };
+  }
+
+  /**
+   * One version's metadata document: frontmatter, files, dist-tags and every version. In a view it
+   * also says which layer the skill resolved from (`resolvedFrom`) and which it hides (`shadows`).
+   */
+  async metadata(scope: Scope, name: string, query: { version?: string; tag?: string }): Promise<Answer> {
     const selector = selectorOf(query);
-    const revision = await this.cache.revision();
-    // The document shows the yank flag, dist-tags and versions: per skill, even for an exact version.
+    // The document shows the yank flag of exact versions: resolved with the flag as it is now.
+    const resolved = await this.resolver.resolveWithYank(scope, name, selector);
+    const { record, revision, namespace } = resolved;
+    const key = skillKey(namespace, record.name);
+    const immutable = selector.version !== undefined;
+    if (scope.kind === 'view') {
+      const viewRevision = this.cache.state.scopeRevision(scope);
+      const body = await this.cache.catalogueWide(
+        `detail|${scopeKey(scope)}|${name}|${JSON.stringify(query)}`,
+        viewRevision,
+        async () =>
+          jsonBody(skillDetailSchema, {
+            ...(await this.detailDocument(record)),
+            namespace,
+            resolvedFrom: namespace,
+            shadows: await this.resolver.shadowed(scope, resolved),
+          }),
+        true,
+      );
+      return {
+        etag: revisionEtag(viewRevision, 'skill', scopeKey(scope), name, query),
+        immutable,
+        contentType: JSON_CONTENT_TYPE,
+        validity: { kind: 'scope', scope, revision: viewRevision },
+        body: bodyOf(body),
+      };
+    }
+    // Dist-tags and versions change with every write to the skill, even for an exact version.
     const body = await this.cache.perSkill(
-      name,
-      `detail|${JSON.stringify(query)}`,
+      key,
+      `detail|${record.id}|${record.yankedAt?.getTime() ?? ''}`,
       revision,
-      async () => {
-        // Read here rather than through recordAt: the document shows the yank flag of exact versions.
-        const record = await this.lookup(name, selector);
-        const [files, distTags, versions] = await Promise.all([
-          this.skills.files(record.id),
-          this.skills.distTags(record.skillId),
-          this.versionsOf(record.skillId),
-        ]);
-        return jsonBody(skillDetailSchema, {
-          name: record.name,
-          version: record.version,
-          description: record.description,
-          digest: record.digest,
-          frontmatter: record.frontmatter,
-          createdAt: record.createdAt.toISOString(),
-          yanked: record.yankedAt !== null,
-          tokens: { description: record.tokensDescription, body: record.tokensBody },
-          size: record.totalSize,
-          files: fileEntries(files),
-          distTags,
-          versions: versions.map((summary) => ({ ...summary, createdAt: summary.createdAt.toISOString() })),
-        });
-      },
+      async () => jsonBody(skillDetailSchema, { ...(await this.detailDocument(record)), namespace }),
       true,
     );
     return {
-      // Even for an exact version the answer lists dist-tags and versions, which change with every write.
-      etag: revisionEtag(revision, 'skill', name, query),
-      immutable: selector.version !== undefined,
+      etag: revisionEtag(revision, 'skill', key, query),
+      immutable,
       contentType: JSON_CONTENT_TYPE,
-      validity: { kind: 'skill', skill: name, revision },
+      validity: { kind: 'skill', skill: key, revision },
       body: bodyOf(body),
     };
   }
 
-  /** Every version of a skill, newest first, with the dist-tags on each. */
-  async versions(name: string): Promise<VersionSummary[]> {
-    const skillId = await this.skills.idOf(name);
-    if (skillId === undefined) throw await unknownSkill(name, this.skills);
+  private async detailDocument(record: VersionRecord) {
+    const [files, distTags, versions] = await Promise.all([
+      this.skills.files(record.id),
+      this.skills.distTags(record.skillId),
+      this.versionsOf(record.skillId),
+    ]);
+    return {
+      name: record.name,
+      version: record.version,
+      description: record.description,
+      digest: record.digest,
+      frontmatter: record.frontmatter,
+      createdAt: record.createdAt.toISOString(),
+      yanked: record.yankedAt !== null,
+      tokens: { description: record.tokensDescription, body: record.tokensBody },
+      size: record.totalSize,
+      files: fileEntries(files),
+      distTags,
+      versions: versions.map((summary) => ({ ...summary, createdAt: summary.createdAt.toISOString() })),
+    };
+  }
+
+  /**
+   * Every version of a skill, newest first, with the dist-tags on each. In a view: of the skill in
+   * the highest layer that holds the name at all (version lines are per namespace).
+   */
+  async versions(scope: Scope, name: string): Promise<VersionSummary[]> {
+    const { skillId } = await this.holder(scope, name);
     return this.versionsOf(skillId);
   }
 
   /** GET /skills/{name}/versions. */
-  async versionsAnswer(name: string): Promise<Answer> {
+  async versionsAnswer(scope: Scope, name: string): Promise<Answer> {
     const revision = await this.cache.revision();
+    const { namespace } = await this.holder(scope, name);
+    const key = skillKey(namespace, name);
+    const viewRevision = scope.kind === 'view' ? this.cache.state.scopeRevision(scope) : undefined;
     return {
-      etag: revisionEtag(revision, 'versions', name),
+      etag:
+        viewRevision === undefined
+          ? revisionEtag(revision, 'versions', key)
+          : revisionEtag(viewRevision, 'versions', scopeKey(scope), name),
       immutable: false,
       contentType: JSON_CONTENT_TYPE,
-      validity: { kind: 'skill', skill: name, revision },
+      validity:
+        viewRevision === undefined
+          ? { kind: 'skill', skill: key, revision }
+          : { kind: 'scope', scope, revision: viewRevision },
       body: async () => {
         const body = await this.cache.perSkill(
-          name,
+          key,
           'versions',
           revision,
           async () =>
             jsonBody(
               versionsResponseSchema,
-              (await this.versions(name)).map((summary) => ({
+              (await this.versions({ kind: 'namespace', namespace }, name)).map((summary) => ({
                 ...summary,
                 createdAt: summary.createdAt.toISOString(),
               })),
@@ -304,6 +377,16 @@ export class SkillReadService {
         return { payload: body };
       },
     };
+  }
+
+  /** The highest layer of `scope` holding a skill named `name` (servable or not), or a 404. */
+  private async holder(scope: Scope, name: string): Promise<{ namespace: string; skillId: string }> {
+    const layers = layersOf(scope);
+    for (let at = layers.length - 1; at >= 0; at--) {
+      const skillId = await this.skills.idOf(name, layers[at]);
+      if (skillId !== undefined) return { namespace: layers[at]!, skillId };
+    }
+    throw await unknownSkill(name, this.skills, layers);
   }
 
   /** The files of a version (path, size, digest), by path. */
@@ -316,12 +399,13 @@ export class SkillReadService {
    * counts a load.
    */
   async content(
+    scope: Scope,
     name: string,
     query: { version?: string; tag?: string },
     format: ContentFormat,
     argumentString?: string,
   ): Promise<Answer> {
-    const resolved = await this.resolve(name, selectorOf(query));
+    const resolved = await this.resolve(scope, name, selectorOf(query));
     const { record } = resolved;
     // The JSON rendering names the version, and one digest can be published under several versions.
     const rendering = format === 'json' ? `json.${record.version}` : format;
@@ -333,11 +417,8 @@ export class SkillReadService {
       immutable: resolved.selector.version !== undefined,
       contentType: CONTENT_TYPES[format],
       // Answers with arguments are not repeated: the argument strings are unbounded.
-      ...(argumentString === undefined ? { validity: this.validity(resolved) } : {}),
-      onBody: (client) => {
-        this.loads.record(record.name);
-        this.search.noteLoad(client, record.name);
-      },
+      ...(argumentString === undefined ? { validity: this.validity(scope, resolved) } : {}),
+      onBody: (client) => this.recordLoad(resolved, client),
       body: async () => {
         if (argumentString !== undefined) {
           return { payload: await this.substituted(record, format, argumentString), headers };
@@ -391,6 +472,7 @@ export class SkillReadService {
 
   /** GET /skills/{name}/files/{path}. */
   async fileAnswer(
+    scope: Scope,
     name: string,
     query: { version?: string; tag?: string },
     rawPath: string,
@@ -398,13 +480,13 @@ export class SkillReadService {
     const selector = selectorOf(query);
     // A path that can be no bundle path is refused before the skill is looked up.
     const path = bundlePathOf(rawPath);
-    const resolved = await this.resolve(name, selector);
+    const resolved = await this.resolve(scope, name, selector);
     const file = await this.storedFile(resolved.record, path);
     return {
       etag: digestEtag(file.digest),
       immutable: selector.version !== undefined,
       contentType: file.contentType,
-      validity: this.validity(resolved),
+      validity: this.validity(scope, resolved),
       body: bodyOf(file.bytes, {
         // Bundled HTML or SVG must not run as this registry's origin.
         'content-security-policy': "default-src 'none'; sandbox",
@@ -429,17 +511,18 @@ export class SkillReadService {
 
   /** GET /skills/{name}/bundle. */
   async bundleAnswer(
+    scope: Scope,
     name: string,
     query: { version?: string; tag?: string },
     format: ArchiveFormat,
   ): Promise<Answer> {
-    const resolved = await this.resolve(name, selectorOf(query));
+    const resolved = await this.resolve(scope, name, selectorOf(query));
     const { record } = resolved;
     return {
       etag: digestEtag(record.digest, format),
       immutable: resolved.selector.version !== undefined,
       contentType: format === 'zip' ? 'application/zip' : 'application/gzip',
-      validity: this.validity(resolved),
+      validity: this.validity(scope, resolved),
       body: async () => {
         const archive = await this.archive(record, format);
         return {
@@ -453,53 +536,6 @@ export class SkillReadService {
         };
       },
     };
-  }
-
-  /**
-   * The version a read selects at catalogue revision `at`. An exact version is immutable (its yank flag
-   * is not: callers that show it read it fresh); a tag or `latest` is per skill.
-   */
-  private recordAt(name: string, selector: VersionSelector, at: number): Promise<VersionRecord> {
-    if (selector.version !== undefined) {
-      return this.cache.immutable(`version|${name}|${selector.version}`, async () =>
-        this.heldOnce(await this.lookup(name, selector)),
-      );
-    }
-    const tag = selector.tag ?? LATEST;
-    return this.cache.perSkill(name, `tag|${tag}`, at, async () =>
-      this.heldOnce(await this.lookup(name, { tag })),
-    );
-  }
-
-  private async lookup(name: string, selector: VersionSelector): Promise<VersionRecord> {
-    const skillId = await this.skills.idOf(name);
-    if (skillId === undefined) throw await unknownSkill(name, this.skills);
-    if (selector.version !== undefined) {
-      const record = await this.skills.versionByNumber(skillId, selector.version);
-      if (record) return record;
-      const versions = (await this.skills.versionRows(skillId)).map((row) => row.version);
-      throw unknownVersion(name, selector.version, versions);
-    }
-    const tag = selector.tag ?? LATEST;
-    const record = await this.skills.versionByTag(skillId, tag);
-    if (record) return record;
-    throw missingTag(
-      name,
-      tag,
-      (await this.skills.tagRows(skillId)).map((row) => row.tag),
-    );
-  }
-
-  /**
-   * The record already held under its exact version when there is one (one copy of a body in memory
-   * however many tags point at it), and otherwise this one, kept under its exact version too.
-   */
-  private heldOnce(record: VersionRecord): VersionRecord {
-    const key = `version|${record.name}|${record.version}`;
-    const held = this.cache.peekImmutable<VersionRecord>(key);
-    if (held && held.id === record.id) return held;
-    this.cache.keepImmutable(key, record);
-    return record;
   }
 
   private async versionsOf(skillId: string): Promise<VersionSummary[]> {

@@ -1,6 +1,7 @@
 import type { CatalogueState } from '../cache/catalogue-state.js';
 import { SearchMirror } from '../cache/search-mirror.js';
 import { BadRequestError } from '../errors.js';
+import { DEFAULT_NAMESPACE, layersOf, type Scope } from '../namespaces.js';
 import { DEFAULT_TOOL_LIMIT, MAX_TOOL_LIMIT } from '../render/tools.js';
 import type { Field } from '../search/document.js';
 import type { MatchedTerm } from '../search/search-index.js';
@@ -22,7 +23,10 @@ export const MAX_SEARCH_LIMIT = 500;
 /** Skills a prompt or tools selection by `q` takes: the best matches of a search, as a person would pick. */
 export const PROMPT_SEARCH_LIMIT = 50;
 
-/** Tags other than `latest` whose indexes are kept at once (each is built when first searched). */
+/**
+ * Indexes of tags other than `latest` kept at once, over every namespace (each is built when first
+ * searched); every namespace's `latest` index is kept for the life of the process.
+ */
 const MAX_TAG_INDEXES = 8;
 
 /** Why a skill matched, per field: the request's words found there. */
@@ -40,12 +44,16 @@ export interface SearchMatch {
 export interface SearchHit {
   name: string;
   version: string;
+  /** The namespace the hit is in (in a view: the layer the name resolves to). */
+  namespace: string;
   match: SearchMatch;
 }
 
 /** One result of search_skills. */
 export interface ModelSearchResult {
   name: string;
+  /** Only in a view's results: the layer the name resolves to. */
+  namespace?: string;
   description: string;
   version: string;
   why: string;
@@ -70,7 +78,9 @@ export interface SearchRequest {
  * description, headings and body (src/search), read from an index in memory.
  */
 export class SkillSearchService {
-  private readonly latest: SearchMirror;
+  /** Each namespace's `latest` index, by namespace. */
+  private readonly latest = new Map<string, SearchMirror>();
+  /** Other tags' indexes, by `namespace|tag`, least recently used first. */
   private readonly tagged = new Map<string, SearchMirror>();
   /** What agents loaded after searching: a ranking signal only the registry has. */
   readonly feedback: SearchFeedback;
@@ -82,15 +92,14 @@ export class SkillSearchService {
     private readonly state: CatalogueState,
     private readonly options: { alwaysCheck?: boolean } = {},
   ) {
-    this.latest = new SearchMirror(repository, state, LATEST, options);
     this.feedback = new SearchFeedback(repository);
   }
 
-  /** Builds the `latest` index now, so the first search after a start does not wait for it. */
+  /** Builds the `latest` index of `default` now, so the first search after a start does not wait for it. */
   async warm(): Promise<void> {
     this.warmingNow = true;
     try {
-      await Promise.all([this.latest.warm(), this.feedback.sync()]);
+      await Promise.all([this.mirror(DEFAULT_NAMESPACE, LATEST).warm(), this.feedback.sync()]);
     } finally {
       this.warmingNow = false;
     }
@@ -101,24 +110,47 @@ export class SkillSearchService {
     return this.warmingNow;
   }
 
-  /** Ranked hits, best first, and whether more follow the ones answered. */
-  async search(request: SearchRequest): Promise<{ hits: SearchHit[]; more: boolean }> {
+  /**
+   * Ranked hits, best first, and whether more follow the ones answered. In a view every layer's
+   * index is searched, each counting only the names it wins (the highest layer the tag has a version
+   * of the name in), and the hits are merged by score.
+   */
+  async search(scope: Scope, request: SearchRequest): Promise<{ hits: SearchHit[]; more: boolean }> {
     const query = checkedQuery(request.query);
     const offset = request.offset ?? 0;
-    const { index, versions, flagged } = await this.mirror(request.tag ?? LATEST).snapshot();
+    const tag = request.tag ?? LATEST;
+    const layers = layersOf(scope);
+    const snapshots = await Promise.all(layers.map((namespace) => this.mirror(namespace, tag).snapshot()));
     const forModel = request.forModel === true;
-    const found = index.search(query, {
-      limit: offset + request.limit + 1,
-      learned: (term) => this.feedback.loadsAfter(term),
-      accept: (name) =>
-        versions.has(name) &&
-        (!forModel || isModelInvocable({ 'disable-model-invocation': flagged.get(name) ?? null })),
+    const wins = (layer: number, name: string) => {
+      for (let above = snapshots.length - 1; above > layer; above--) {
+        if (snapshots[above]!.versions.has(name)) return false;
+      }
+      return true;
+    };
+    const found: (SearchHit & { score: number })[] = [];
+    snapshots.forEach(({ index, versions, flagged }, layer) => {
+      const namespace = layers[layer]!;
+      for (const hit of index.search(query, {
+        limit: offset + request.limit + 1,
+        learned: this.learnedIn(namespace),
+        accept: (name) =>
+          versions.has(name) &&
+          (!forModel || isModelInvocable({ 'disable-model-invocation': flagged.get(name) ?? null })) &&
+          wins(layer, name),
+      })) {
+        found.push({
+          name: hit.name,
+          version: versions.get(hit.name)!,
+          namespace,
+          score: hit.score,
+          match: describeMatch(hit.score, hit.matched, hit.learned),
+        });
+      }
     });
-    const hits = found.slice(offset, offset + request.limit).map((hit) => ({
-      name: hit.name,
-      version: versions.get(hit.name)!,
-      match: describeMatch(hit.score, hit.matched, hit.learned),
-    }));
+    if (snapshots.length > 1)
+      found.sort((a, b) => b.score - a.score || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const hits = found.slice(offset, offset + request.limit).map(({ score: _score, ...hit }) => hit);
     return { hits, more: found.length > offset + request.limit };
   }
 
@@ -126,32 +158,37 @@ export class SkillSearchService {
    * What the search_skills tool answers a model (GET /tools and MCP alike): the best matches a model
    * may load, each with its description and why it matched. Every name is one load_skill accepts.
    */
-  async searchSkills(request: {
-    query: string;
-    limit?: number;
-    tag?: string;
-    /** Who asked (clientKey): a later load by the same client teaches the ranking. */
-    client?: string;
-  }): Promise<ModelSearchResult[]> {
+  async searchSkills(
+    scope: Scope,
+    request: {
+      query: string;
+      limit?: number;
+      tag?: string;
+      /** Who asked (clientKey): a later load by the same client teaches the ranking. */
+      client?: string;
+    },
+  ): Promise<ModelSearchResult[]> {
     const limit = Math.min(Math.max(request.limit ?? DEFAULT_TOOL_LIMIT, 1), MAX_TOOL_LIMIT);
     const tag = request.tag ?? LATEST;
-    const { hits } = await this.search({ query: request.query, limit, tag, forModel: true });
-    const items = await this.catalogue.itemsOf(
-      tag,
-      hits.map((hit) => hit.name),
-    );
-    const descriptions = new Map(items.map((item) => [item.name, item.description]));
+    const { hits } = await this.search(scope, { query: request.query, limit, tag, forModel: true });
+    const items = await this.itemsOf(tag, hits);
     if (request.client !== undefined)
       this.feedback.noteSearch(
         request.client,
         request.query,
-        hits.map((hit) => hit.name),
+        hits.map((hit) => feedbackKey(hit)),
       );
     return hits.flatMap((hit) => {
-      const description = descriptions.get(hit.name);
-      return description === undefined
-        ? []
-        : [{ name: hit.name, description, version: hit.version, why: hit.match.why, score: hit.match.score }];
+      const description = items.get(feedbackKey(hit))?.description;
+      if (description === undefined) return [];
+      const result = {
+        name: hit.name,
+        description,
+        version: hit.version,
+        why: hit.match.why,
+        score: hit.match.score,
+      };
+      return [scope.kind === 'view' ? { ...result, namespace: hit.namespace } : result];
     });
   }
 
@@ -159,31 +196,75 @@ export class SkillSearchService {
    * The names a prompt or tools selection with `q` takes (GET /prompt?q=, GET /tools?q=): the best
    * PROMPT_SEARCH_LIMIT matches, best first.
    */
-  async rankedNames(query: { q: string; tag?: string }): Promise<string[]> {
-    const { hits } = await this.search({ query: query.q, tag: query.tag, limit: PROMPT_SEARCH_LIMIT });
+  async rankedNames(scope: Scope, query: { q: string; tag?: string }): Promise<string[]> {
+    const { hits } = await this.search(scope, { query: query.q, tag: query.tag, limit: PROMPT_SEARCH_LIMIT });
     return hits.map((hit) => hit.name);
   }
 
   /** A catalogue page of search results (GET /skills?q=): items in rank order, each with its match. */
-  async cataloguePage(query: {
-    q: string;
-    tag?: string;
-    limit: number;
-    cursor?: string;
-  }): Promise<{ items: (CatalogueItem & { match: SearchMatch })[]; nextCursor: string | null }> {
+  async cataloguePage(
+    scope: Scope,
+    query: {
+      q: string;
+      tag?: string;
+      limit: number;
+      cursor?: string;
+    },
+  ): Promise<{
+    items: (CatalogueItem & { match: SearchMatch; namespace?: string })[];
+    nextCursor: string | null;
+  }> {
     const offset = decodeSearchCursor(query.cursor);
     const tag = query.tag ?? LATEST;
-    const { hits, more } = await this.search({ query: query.q, limit: query.limit, offset, tag });
-    const items = await this.catalogue.itemsOf(
-      tag,
-      hits.map((hit) => hit.name),
-    );
-    const byName = new Map(items.map((item) => [item.name, item]));
+    const { hits, more } = await this.search(scope, { query: query.q, limit: query.limit, offset, tag });
+    const items = await this.itemsOf(tag, hits);
     const ranked = hits.flatMap((hit) => {
-      const item = byName.get(hit.name);
-      return item ? [{ ...item, match: hit.match }] : [];
+      const item = items.get(feedbackKey(hit));
+      if (!item) return [];
+      return [
+        scope.kind === 'view'
+          ? { ...item, namespace: hit.namespace, match: hit.match }
+          : { ...item, match: hit.match },
+      ];
     });
     return { items: ranked, nextCursor: more ? encodeSearchCursor(offset + query.limit) : null };
+  }
+
+  /** The catalogue items of hits, by skill key, read per namespace. */
+  private async itemsOf(tag: string, hits: readonly SearchHit[]): Promise<Map<string, CatalogueItem>> {
+    const byNamespace = new Map<string, string[]>();
+    for (const hit of hits) {
+      const names = byNamespace.get(hit.namespace);
+      if (names) names.push(hit.name);
+      else byNamespace.set(hit.namespace, [hit.name]);
+    }
+    const found = new Map<string, CatalogueItem>();
+    await Promise.all(
+      [...byNamespace].map(async ([namespace, names]) => {
+        for (const item of await this.catalogue.itemsOf(tag, names, namespace)) {
+          found.set(feedbackKey({ namespace, name: item.name }), item);
+        }
+      }),
+    );
+    return found;
+  }
+
+  /**
+   * What agents loaded after searching each term, for one namespace's index: feedback is kept by
+   * skill key (src/namespaces.ts), the index by name.
+   */
+  private learnedIn(namespace: string): (term: string) => ReadonlyMap<string, number> | undefined {
+    if (namespace === DEFAULT_NAMESPACE) return (term) => this.feedback.loadsAfter(term);
+    const prefix = `${namespace}/`;
+    return (term) => {
+      const loads = this.feedback.loadsAfter(term);
+      if (!loads) return undefined;
+      const mine = new Map<string, number>();
+      for (const [key, count] of loads) {
+        if (key.startsWith(prefix)) mine.set(key.slice(prefix.length), count);
+      }
+      return mine.size > 0 ? mine : undefined;
+    };
   }
 
   /** A search a client ran (a face that answers from a cache tells it here), best first. */
@@ -198,21 +279,30 @@ export class SkillSearchService {
 
   async close(): Promise<void> {
     await this.feedback.close();
-    this.latest.close();
+    for (const mirror of this.latest.values()) mirror.close();
+    this.latest.clear();
     for (const mirror of this.tagged.values()) mirror.close();
     this.tagged.clear();
   }
 
-  private mirror(tag: string): SearchMirror {
-    if (tag === LATEST) return this.latest;
-    let mirror = this.tagged.get(tag);
-    if (mirror) {
-      this.tagged.delete(tag);
-      this.tagged.set(tag, mirror); // most recently used last
+  private mirror(namespace: string, tag: string): SearchMirror {
+    if (tag === LATEST) {
+      let mirror = this.latest.get(namespace);
+      if (!mirror) {
+        mirror = new SearchMirror(this.repository, this.state, namespace, LATEST, this.options);
+        this.latest.set(namespace, mirror);
+      }
       return mirror;
     }
-    mirror = new SearchMirror(this.repository, this.state, tag, this.options);
-    this.tagged.set(tag, mirror);
+    const key = `${namespace}|${tag}`;
+    let mirror = this.tagged.get(key);
+    if (mirror) {
+      this.tagged.delete(key);
+      this.tagged.set(key, mirror); // most recently used last
+      return mirror;
+    }
+    mirror = new SearchMirror(this.repository, this.state, namespace, tag, this.options);
+    this.tagged.set(key, mirror);
     if (this.tagged.size > MAX_TAG_INDEXES) {
       const [oldest] = this.tagged.keys();
       this.tagged.get(oldest!)!.close();
@@ -271,6 +361,11 @@ export function describeMatch(
     corrected,
     learned: [...learned],
   };
+}
+
+/** A hit's skill key (src/namespaces.ts): what feedback and item lookups are keyed by. */
+function feedbackKey(hit: { namespace: string; name: string }): string {
+  return hit.namespace === DEFAULT_NAMESPACE ? hit.name : `${hit.namespace}/${hit.name}`;
 }
 
 function encodeSearchCursor(offset: number): string {

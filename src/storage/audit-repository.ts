@@ -4,7 +4,16 @@ import { auditLog } from '../db/schema.js';
 import { BadRequestError } from '../errors.js';
 
 /** Every action the log records. */
-export const AUDIT_ACTIONS = ['publish', 'tag', 'yank', 'token.create', 'token.revoke'] as const;
+export const AUDIT_ACTIONS = [
+  'publish',
+  'tag',
+  'yank',
+  'token.create',
+  'token.revoke',
+  'view.put',
+  'view.delete',
+  'namespace.delete',
+] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 export interface AuditEntry {

@@ -117,7 +117,7 @@ export class CatalogueRepository {
       )
       .orderBy(skills.name)
       .limit(query.limit + 1);
-    const nextCursor = rows.length > query.limit ? encodeCursor(rows[query.limit - 1]!.name) : null;
+    const nextCursor = rows.length > query.limit ? encodeCatalogueCursor(rows[query.limit - 1]!.name) : null;
     return { items: rows.slice(0, query.limit).map(catalogueItemOf), nextCursor };
   }
 
@@ -331,7 +331,8 @@ function promptTokenSelection(): SQL {
     ${skillVersions.tokensPromptMarkdown} as prompt_markdown, ${skillVersions.tokensPromptName} as prompt_name`;
 }
 
-function encodeCursor(after: string): string {
+/** A catalogue page's cursor: the page continues after the name `after`. */
+export function encodeCatalogueCursor(after: string): string {
   return Buffer.from(JSON.stringify({ after })).toString('base64url');
 }
 

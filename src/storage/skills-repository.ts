@@ -10,6 +10,7 @@ import {
   skillVersions,
   versionArchives,
   versionFiles,
+  views,
 } from '../db/schema.js';
 import { DEFAULT_NAMESPACE, skillKey } from '../namespaces.js';
 import { type AuditEntry, recordAudit } from './audit-repository.js';
@@ -335,13 +336,36 @@ export class SkillWrite extends SkillReads {
 export class SkillsRepository extends SkillReads {
   private readonly changeListeners: ((change: CatalogueChange) => void)[] = [];
 
-  /** The registry_state row: catalogue revision and loads revision, one primary-key read. */
-  async state(): Promise<StateRevisions> {
-    const [row] = await this.db
-      .select({ revision: registryState.revision, loadsRevision: registryState.loadsRevision })
-      .from(registryState)
-      .where(eq(registryState.id, 1));
-    return { revision: Number(row?.revision ?? 0), loadsRevision: Number(row?.loadsRevision ?? 0) };
+  /**
+   * The registry_state row (catalogue revision and loads revision) with the revision of every
+   * namespace and view: one statement, so the revisions agree with one another.
+   */
+  async state(): Promise<
+    StateRevisions & { namespaces: Record<string, number>; views: Record<string, number> }
+  > {
+    const result = await this.db.execute(sql`
+      select ${registryState.revision}::text as revision, ${registryState.loadsRevision}::text as loads_revision,
+        (select coalesce(json_object_agg(${namespaces.name}, ${namespaces.revision}), '{}') from ${namespaces}) as namespaces,
+        (select coalesce(json_object_agg(${views.name}, ${views.revision}), '{}') from ${views}) as views
+      from ${registryState} where ${registryState.id} = 1`);
+    const [row] = (
+      result as unknown as {
+        rows: {
+          revision: string;
+          loads_revision: string;
+          namespaces: Record<string, number | string>;
+          views: Record<string, number | string>;
+        }[];
+      }
+    ).rows;
+    const numbers = (record: Record<string, number | string> | undefined) =>
+      Object.fromEntries(Object.entries(record ?? {}).map(([key, value]) => [key, Number(value)]));
+    return {
+      revision: Number(row?.revision ?? 0),
+      loadsRevision: Number(row?.loads_revision ?? 0),
+      namespaces: numbers(row?.namespaces),
+      views: numbers(row?.views),
+    };
   }
 
   /**
@@ -350,6 +374,11 @@ export class SkillsRepository extends SkillReads {
    */
   onChange(listener: (change: CatalogueChange) => void): void {
     this.changeListeners.push(listener);
+  }
+
+  /** Tells the listeners of a committed change made elsewhere (a view edit, src/storage/views-repository.ts). */
+  announce(change: CatalogueChange): void {
+    for (const listener of this.changeListeners) listener(change);
   }
 
   /**

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { applyDelta, type CatalogueSnapshot } from '../../src/cache/agent-catalogue.js';
+import { DEFAULT_NAMESPACE } from '../../src/namespaces.js';
 import { clearEntryTokenMemo, promptEntryTokens } from '../../src/render/prompt.js';
 import { countTokens } from '../../src/render/token-count.js';
 import { backfillPromptTokens } from '../../src/server.js';
@@ -184,7 +185,7 @@ describe('the in-memory agent catalogue behind /prompt and /tools', () => {
       // The copy keeps no descriptions; the rendering fetched those it lists.
       expect(res.body).toContain(format === 'xml' ? 'flags risky changes.' : 'mit Glossar, 日本語 too.');
     }
-    const { entries } = await app.registry.agents.catalogue.snapshot();
+    const { entries } = await app.registry.agents.catalogues.mirror(DEFAULT_NAMESPACE).snapshot();
     const held = entries.filter((entry) => entry.name.startsWith(stem));
     expect(held).toHaveLength(3);
     for (const entry of held) expect(entry.description).toBeUndefined();
@@ -304,7 +305,7 @@ describe('the in-memory agent catalogue behind /prompt and /tools', () => {
     await load(names[2]!, 2);
     expect(await keptByBudget()).toEqual([names[2]!]);
     // The copy caught up by loads revision, counts included.
-    const { entries } = await app.registry.agents.catalogue.snapshot();
+    const { entries } = await app.registry.agents.catalogues.mirror(DEFAULT_NAMESPACE).snapshot();
     const counts = entries.filter((entry) => names.includes(entry.name)).map((entry) => entry.loadCount);
     expect(counts).toEqual([1, 0, 3]);
   });

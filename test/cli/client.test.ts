@@ -93,6 +93,7 @@ const CLIENT_SHAPES = {
     updatedAt: 0,
     tokens: 0,
     match: 0,
+    namespace: 0,
   }),
   SkillDetail: keys<SkillDetail>({
     name: 0,
@@ -107,6 +108,9 @@ const CLIENT_SHAPES = {
     files: 0,
     distTags: 0,
     versions: 0,
+    namespace: 0,
+    resolvedFrom: 0,
+    shadows: 0,
   }),
   FileEntry: keys<FileEntry>({ path: 0, size: 0, digest: 0 }),
   VersionSummary: keys<VersionSummary>({ version: 0, digest: 0, createdAt: 0, yanked: 0, tags: 0 }),

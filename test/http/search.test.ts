@@ -3,6 +3,7 @@
  * same as the search service answers the tool, without skills a model must not invoke.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_SCOPE } from '../../src/namespaces.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
 
@@ -77,7 +78,9 @@ describe('GET /search', () => {
     expect(second!.why).not.toContain('description:');
     expect(first!.score).toBeGreaterThan(second!.score);
     // Exactly what the service answers the search_skills tool (MCP runs the same call).
-    const tool = await ctx.app.registry.search.searchSkills({ query: `turn my ${word} sheet into slides` });
+    const tool = await ctx.app.registry.search.searchSkills(DEFAULT_SCOPE, {
+      query: `turn my ${word} sheet into slides`,
+    });
     expect(answer.results).toEqual(tool);
   });
 

@@ -6,6 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { DEFAULT_SCOPE } from '../../src/namespaces.js';
 import { searchDocument } from '../../src/search/document.js';
 import { SearchIndex } from '../../src/search/search-index.js';
 import { uniqueName } from '../helpers/bundles.js';
@@ -60,7 +61,9 @@ describe('search feedback through the registry', () => {
   });
 
   const ranked = async (app = ctx.app) =>
-    (await app.registry.search.searchSkills({ query: 'deploy checklist', limit: 5 })).map((hit) => hit.name);
+    (await app.registry.search.searchSkills(DEFAULT_SCOPE, { query: 'deploy checklist', limit: 5 })).map(
+      (hit) => hit.name,
+    );
 
   it('counts a load only after a search by the same client that listed the skill', async () => {
     expect((await ranked()).slice(0, 2)).toEqual([first, second]);
@@ -69,12 +72,19 @@ describe('search feedback through the registry', () => {
     expect((await ctx.app.inject(`/skills/${second}/content`)).statusCode).toBe(200);
     expect(ctx.app.registry.search.feedback.loadsAfter('checklist')?.get(second)).toBeUndefined();
     for (let round = 0; round < 4; round++) {
-      await ctx.app.registry.search.searchSkills({ query: 'deploy checklist', limit: 5, client });
+      await ctx.app.registry.search.searchSkills(DEFAULT_SCOPE, {
+        query: 'deploy checklist',
+        limit: 5,
+        client,
+      });
       // The body over HTTP from the same address, as an agent's load_skill call would fetch it.
       expect((await ctx.app.inject(`/skills/${second}/content`)).statusCode).toBe(200);
     }
     expect(ctx.app.registry.search.feedback.loadsAfter('checklist')?.get(second)).toBe(4);
-    const [top] = await ctx.app.registry.search.searchSkills({ query: 'deploy checklist', limit: 5 });
+    const [top] = await ctx.app.registry.search.searchSkills(DEFAULT_SCOPE, {
+      query: 'deploy checklist',
+      limit: 5,
+    });
     expect(top?.name).toBe(second);
     expect(top?.why).toContain('loaded by agents after searching: deploy, checklist');
   });

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { scopePath } from '../../namespaces.js';
 import type { SkillSelection } from '../../render/prompt.js';
 import { promptJsonSchema } from '../../render/prompt-document.js';
 import { anthropicToolSchema, openAiToolSchema } from '../../services/documents.js';
@@ -9,6 +10,7 @@ import { sendAnswer } from '../answer.js';
 import { problemResponses } from '../problem.js';
 import { publicBaseUrl } from '../public-url.js';
 import { withoutNul } from '../schemas.js';
+import { mounted, mountParams, mountProblems, type ReadMount, readAccess, useScope } from '../scope.js';
 
 /** `name` may repeat (?name=a&name=b) or hold a comma-separated list; skill names never contain commas. */
 const namesQuery = z
@@ -45,9 +47,14 @@ function selectionOf(query: { name?: string[]; tag?: string; q?: string }): Skil
  * kept in the read cache for the catalogue revision they were made at (plus the loads revision when a
  * budget orders skills by use), so a poll does not render the catalogue again.
  */
-const agentRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { registry }) => {
+const agentRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: ReadMount }> = async (
+  app,
+  { registry, mount },
+) => {
   const { agents } = registry;
-  const readable = app.authorize('read');
+  const readable = app.authorize('read', readAccess(mount));
+  useScope(app, registry, mount);
+  const params = mount === 'root' ? {} : { params: mountParams(mount) };
 
   app.get(
     '/prompt',
@@ -58,7 +65,8 @@ const agentRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, {
         summary: 'System-prompt fragment listing the skills',
         description:
           'One string to append to a system message: short instructions (skills are not tools; call `load_skill` with the name before following one) and the selected skills in the `<available_skills>` layout (`format=xml`, default), as a Markdown list (`format=markdown`), or as `{prompt, tokens, included, omitted, searchFirst}` (`format=json`). Each skill carries its absolute content URL. Select with `name` (repeatable), `tag` and `q`. `budget=N` keeps the whole fragment within N tokens (o200k_base). When not every selected skill fits, the fragment turns search-first: it lists the most loaded skills that fit (most recorded loads, then most recently loaded, then the shorter entry), names or counts the rest, and tells the model to call `search_skills` with a description of the task when no listed skill fits, then `load_skill` with a name it returns. `mode=search` asks for the search-first instructions even when every skill fits. Skills with `disable-model-invocation: true` are never listed.',
-        operationId: 'getPrompt',
+        ...mounted(mount, 'getPrompt'),
+        ...params,
         querystring: selectionQuery.extend({
           format: z.enum(['xml', 'markdown', 'json']).default('xml'),
           budget: z.coerce
@@ -79,18 +87,18 @@ const agentRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, {
           200: z
             .union([z.string().describe('text/plain (xml layout) or text/markdown'), promptJsonSchema])
             .describe('The fragment in the requested format'),
-          ...problemResponses(400, 401, 403),
+          ...problemResponses(...mountProblems(mount, 400, 401, 403)),
         },
       },
     },
     async (request, reply) => {
       const { format, budget, mode } = request.query;
-      const answer = await agents.prompt({
+      const answer = await agents.prompt(request.scope, {
         selection: selectionOf(request.query),
         format,
         budget,
         mode,
-        baseUrl: publicBaseUrl(request),
+        baseUrl: `${publicBaseUrl(request)}${scopePath(request.scope)}`,
       });
       return sendAnswer(request, reply, answer);
     },
@@ -105,7 +113,8 @@ const agentRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, {
         summary: 'Tool definitions for loading and finding skills',
         description:
           "`load_skill {name, version?}`, `read_skill_file {name, path}` and `search_skills {query, limit?}`, ready to pass to a model API: `provider=anthropic` (`[{name, description, input_schema}]`, default) or `provider=openai` (Chat Completions `[{type: 'function', function: {name, description, parameters, strict}}]`). Run `search_skills` calls with GET /search, which answers the same results. The `name` of load_skill is an enum of the selected skills (same selection as GET /prompt, without skills that disable model invocation) when there are at most 250 of them. The definitions stay small however large the catalogue: above 250 skills, or always with `mode=search`, the enum is left out and the name's description says it comes from `<available_skills>` or from `search_skills` results; load_skill loads any exact name. A selection that names its skills (`name`, `q`) keeps the model to them, so `search_skills` is left out unless `mode=search` asks for it. `strict=true` (default for openai) makes every property required, optional ones nullable, as OpenAI's strict mode needs.",
-        operationId: 'getTools',
+        ...mounted(mount, 'getTools'),
+        ...params,
         querystring: selectionQuery.extend({
           provider: z.enum(['anthropic', 'openai']).default('anthropic'),
           strict: z
@@ -124,13 +133,18 @@ const agentRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, {
           200: z
             .union([z.array(anthropicToolSchema), z.array(openAiToolSchema)])
             .describe('The tools array for the provider'),
-          ...problemResponses(400, 401, 403),
+          ...problemResponses(...mountProblems(mount, 400, 401, 403)),
         },
       },
     },
     async (request, reply) => {
       const { provider, strict, mode } = request.query;
-      const answer = await agents.tools({ selection: selectionOf(request.query), provider, strict, mode });
+      const answer = await agents.tools(request.scope, {
+        selection: selectionOf(request.query),
+        provider,
+        strict,
+        mode,
+      });
       return sendAnswer(request, reply, answer);
     },
   );

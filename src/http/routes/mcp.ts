@@ -6,6 +6,7 @@ import { clientKey } from '../../client-key.js';
 import { createMcpServer } from '../../mcp/server.js';
 import type { Registry } from '../../services/registry.js';
 import { problemResponses, sendProblem } from '../problem.js';
+import { mounted, mountParams, mountProblems, type ReadMount, readAccess, useScope } from '../scope.js';
 
 /** Largest JSON-RPC message accepted (the SDK's own default). */
 const MCP_BODY_LIMIT = 4 * 1024 * 1024;
@@ -36,8 +37,13 @@ function parseBody(request: FastifyRequest): { ok: true; body: unknown } | { ok:
  * answers any request and nothing is cached between requests. Server-initiated streams (GET) and
  * sessions (DELETE) do not exist in stateless mode: both answer 405, as the transport spec allows.
  */
-const mcpRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { registry }) => {
-  const readable = app.authorize('read');
+const mcpRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: ReadMount }> = async (
+  app,
+  { registry, mount },
+) => {
+  const readable = app.authorize('read', readAccess(mount));
+  useScope(app, registry, mount);
+  const params = mount === 'root' ? {} : { params: mountParams(mount) };
 
   // Bodies are parsed in the handler, so bad JSON is a JSON-RPC parse error rather than a problem
   // document, and a wrong content type is the transport's JSON-RPC 415. Scoped to this plugin.
@@ -73,14 +79,15 @@ const mcpRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { r
           'Protocol errors (unparseable JSON, an invalid JSON-RPC message, a wrong Accept or Content-Type) are JSON-RPC error objects (`application/json`, HTTP 400/406/413/415), not problem documents; unknown skills or files are tool results with `isError: true`, or error -32002 for resources.',
           'Reads need a token with scope `read` when SKILLREG_READ_AUTH=true.',
         ].join('\n\n'),
-        operationId: 'mcp',
+        ...mounted(mount, 'mcp'),
+        ...params,
         body: z
           .any()
           .describe('A JSON-RPC 2.0 request, notification or response, or a batch of them (MCP messages)'),
         response: {
           200: z.any().describe('The JSON-RPC response(s) (application/json)'),
           202: z.any().describe('Only notifications or responses were sent: accepted, no body'),
-          ...problemResponses(401, 403),
+          ...problemResponses(...mountProblems(mount, 401, 403)),
         },
       },
     },
@@ -91,6 +98,7 @@ const mcpRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { r
       const server = createMcpServer({
         reads: registry.reads,
         search: registry.search,
+        scope: request.scope,
         log: request.log,
         client: clientKey(request.ip, request.headers.authorization),
       });
@@ -141,8 +149,9 @@ const mcpRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { r
             : 'MCP session termination (not offered)',
         description:
           'This MCP endpoint is stateless: it keeps no sessions and sends no server-initiated messages, so GET and DELETE answer 405 as the Streamable HTTP transport allows. POST JSON-RPC messages to /mcp.',
-        operationId: method === 'GET' ? 'mcpStream' : 'mcpEndSession',
-        response: problemResponses(401, 403, 405),
+        ...mounted(mount, method === 'GET' ? 'mcpStream' : 'mcpEndSession'),
+        ...params,
+        response: problemResponses(...mountProblems(mount, 401, 403, 405)),
       },
       handler: async (_request, reply) => {
         reply.header('allow', 'POST');

@@ -6,14 +6,19 @@ import { DEFAULT_TOOL_LIMIT, MAX_QUERY_LENGTH, MAX_TOOL_LIMIT } from '../../serv
 import { sendAnswer } from '../answer.js';
 import { problemResponses } from '../problem.js';
 import { withoutNul } from '../schemas.js';
+import { mounted, mountParams, mountProblems, type ReadMount, readAccess, useScope } from '../scope.js';
 
 /**
  * GET /search: the REST face of the search_skills tool, so an agent loop over plain HTTP runs a
  * search_skills call with one GET (examples/registry-tools.ts) and gets what MCP's search_skills gives.
  */
-const searchRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { registry }) => {
+const searchRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: ReadMount }> = async (
+  app,
+  { registry, mount },
+) => {
   const { reads } = registry;
-  const readable = app.authorize('read');
+  const readable = app.authorize('read', readAccess(mount));
+  useScope(app, registry, mount);
 
   app.get(
     '/search',
@@ -23,7 +28,8 @@ const searchRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, 
         tags: ['agents'],
         summary: 'Find skills for a task (what the search_skills tool answers)',
         description: `The skills that best fit a task described in plain words (a whole request, any language, typos tolerated), best first, each with its name, description, current version and \`why\` it matched: exactly what the \`search_skills\` tool of GET /tools and MCP answers, so a \`search_skills {query, limit}\` call is run as \`GET /search?q=<query>&limit=<limit>\`. Every name is one load_skill (GET /skills/{name}/content) loads. Skills with \`disable-model-invocation: true\` are never returned. Ranked as GET /skills?q=. An empty query, or one over ${MAX_QUERY_LENGTH} characters, is a 400.`,
-        operationId: 'searchSkills',
+        ...mounted(mount, 'searchSkills'),
+        ...(mount === 'root' ? {} : { params: mountParams(mount) }),
         querystring: z.object({
           // Optional in the schema so the read check runs first and a missing q gets the service's detail.
           q: withoutNul(z.string().max(MAX_QUERY_LENGTH))
@@ -44,13 +50,17 @@ const searchRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, 
         }),
         response: {
           200: searchResponseSchema,
-          ...problemResponses(400, 401, 403),
+          ...problemResponses(...mountProblems(mount, 400, 401, 403)),
         },
       },
     },
     async (request, reply) => {
       const { q, limit, tag } = request.query;
-      return sendAnswer(request, reply, await reads.searchAnswer({ query: q ?? '', limit, tag }));
+      return sendAnswer(
+        request,
+        reply,
+        await reads.searchAnswer(request.scope, { query: q ?? '', limit, tag }),
+      );
     },
   );
 };

@@ -11,15 +11,22 @@ import { MAX_QUERY_LENGTH } from '../../services/skill-search.js';
 import { sendAnswer } from '../answer.js';
 import { problemResponses } from '../problem.js';
 import { nameParam, selectorQuery, withoutNul } from '../schemas.js';
+import { mounted, mountParams, mountProblems, type ReadMount, readAccess, useScope } from '../scope.js';
 
 /**
  * Layers 1 to 3 over HTTP. Every rule (which version, what each representation is, how long it stays
  * true) is the read service's; a route validates, authorizes (the `readable` hook runs first) and
  * sends the answer.
  */
-const skillsReadRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { registry }) => {
+const skillsReadRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: ReadMount }> = async (
+  app,
+  { registry, mount },
+) => {
   const { reads } = registry;
-  const readable = app.authorize('read');
+  const readable = app.authorize('read', readAccess(mount));
+  useScope(app, registry, mount);
+  const where = mountParams(mount);
+  const skillParams = where.extend(nameParam.shape);
 
   app.get(
     '/skills',
@@ -30,7 +37,8 @@ const skillsReadRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (a
         summary: 'List the catalogue (layer 1)',
         description:
           'Names and descriptions of current skills, the layer-1 catalogue an agent puts in its system prompt, by name. `q` searches instead: a request in plain words (a task description, a paragraph of context, any language, typos tolerated) ranked over name, description, headings and body, best first, each item with `match` saying why; the same ranking as the `search_skills` tool. `tag` lists the versions a dist-tag points at.',
-        operationId: 'listSkills',
+        ...mounted(mount, 'listSkills'),
+        ...(mount === 'root' ? {} : { params: where }),
         querystring: z.object({
           q: withoutNul(z.string().max(MAX_QUERY_LENGTH))
             .optional()
@@ -41,11 +49,12 @@ const skillsReadRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (a
         }),
         response: {
           200: catalogueResponseSchema,
-          ...problemResponses(400, 401, 403),
+          ...problemResponses(...mountProblems(mount, 400, 401, 403)),
         },
       },
     },
-    async (request, reply) => sendAnswer(request, reply, await reads.cataloguePage(request.query)),
+    async (request, reply) =>
+      sendAnswer(request, reply, await reads.cataloguePage(request.scope, request.query)),
   );
 
   app.get(
@@ -57,14 +66,17 @@ const skillsReadRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (a
         summary: 'Metadata of one version',
         description:
           'Frontmatter, files, dist-tags and a summary of all versions. Selects `latest` unless version= or tag= is given.',
-        operationId: 'getSkill',
-        params: nameParam,
+        ...mounted(mount, 'getSkill'),
+        params: skillParams,
         querystring: selectorQuery,
-        response: { 200: skillDetailSchema, ...problemResponses(400, 401, 403, 404) },
+        response: {
+          200: skillDetailSchema,
+          ...problemResponses(...mountProblems(mount, 400, 401, 403, 404)),
+        },
       },
     },
     async (request, reply) =>
-      sendAnswer(request, reply, await reads.metadata(request.params.name, request.query)),
+      sendAnswer(request, reply, await reads.metadata(request.scope, request.params.name, request.query)),
   );
 
   app.get(
@@ -76,8 +88,8 @@ const skillsReadRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (a
         summary: 'The skill body (layer 2)',
         description:
           'SKILL.md without its frontmatter, as text/markdown. `format=json` gives name, version, digest, frontmatter, body and files; `format=xml` gives `<skill name="...">body</skill>`. `arguments=` substitutes `$ARGUMENTS` (the whole string), `$ARGUMENTS[N]` and `$N` (0-based, split shell-style) and names declared in frontmatter `arguments`, as Claude Code does; a body without placeholders gets `ARGUMENTS: <arguments>` appended.',
-        operationId: 'getSkillContent',
-        params: nameParam,
+        ...mounted(mount, 'getSkillContent'),
+        params: skillParams,
         querystring: selectorQuery.extend({
           format: z.enum(['markdown', 'json', 'xml']).default('markdown'),
           arguments: z
@@ -90,7 +102,7 @@ const skillsReadRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (a
           200: z
             .union([z.string().describe('text/markdown or application/xml'), contentJsonSchema])
             .describe('The body in the requested format'),
-          ...problemResponses(400, 401, 403, 404),
+          ...problemResponses(...mountProblems(mount, 400, 401, 403, 404)),
         },
       },
     },
@@ -99,7 +111,7 @@ const skillsReadRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (a
       return sendAnswer(
         request,
         reply,
-        await reads.content(request.params.name, selector, format, argumentString),
+        await reads.content(request.scope, request.params.name, selector, format, argumentString),
       );
     },
   );
@@ -112,14 +124,14 @@ const skillsReadRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (a
         tags: ['skills'],
         summary: 'One bundled file (layer 3)',
         description: 'The exact bytes of one file of the bundle, with a content type from its extension.',
-        operationId: 'getSkillFile',
-        params: nameParam.extend({
+        ...mounted(mount, 'getSkillFile'),
+        params: skillParams.extend({
           '*': z.string().min(1).describe('Path inside the bundle, e.g. references/api.md'),
         }),
         querystring: selectorQuery,
         response: {
           200: z.any().describe('The file bytes'),
-          ...problemResponses(400, 401, 403, 404),
+          ...problemResponses(...mountProblems(mount, 400, 401, 403, 404)),
         },
       },
     },
@@ -127,7 +139,7 @@ const skillsReadRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (a
       sendAnswer(
         request,
         reply,
-        await reads.fileAnswer(request.params.name, request.query, request.params['*']),
+        await reads.fileAnswer(request.scope, request.params.name, request.query, request.params['*']),
       ),
   );
 
@@ -140,15 +152,22 @@ const skillsReadRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (a
         summary: 'The whole version as an archive',
         description:
           'A byte-for-byte deterministic tar.gz (default) or zip of every file of the version, files at the archive root.',
-        operationId: 'getSkillBundle',
-        params: nameParam,
+        ...mounted(mount, 'getSkillBundle'),
+        params: skillParams,
         querystring: selectorQuery.extend({ format: z.enum(['tar.gz', 'zip']).default('tar.gz') }),
-        response: { 200: z.any().describe('The archive bytes'), ...problemResponses(400, 401, 403, 404) },
+        response: {
+          200: z.any().describe('The archive bytes'),
+          ...problemResponses(...mountProblems(mount, 400, 401, 403, 404)),
+        },
       },
     },
     async (request, reply) => {
       const { format, ...selector } = request.query;
-      return sendAnswer(request, reply, await reads.bundleAnswer(request.params.name, selector, format));
+      return sendAnswer(
+        request,
+        reply,
+        await reads.bundleAnswer(request.scope, request.params.name, selector, format),
+      );
     },
   );
 
@@ -161,12 +180,16 @@ const skillsReadRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (a
         summary: 'List the versions of a skill',
         description:
           'Every version, newest first by semver precedence, including yanked ones, with the dist-tags on each.',
-        operationId: 'listSkillVersions',
-        params: nameParam,
-        response: { 200: versionsResponseSchema, ...problemResponses(401, 403, 404) },
+        ...mounted(mount, 'listSkillVersions'),
+        params: skillParams,
+        response: {
+          200: versionsResponseSchema,
+          ...problemResponses(...mountProblems(mount, 401, 403, 404)),
+        },
       },
     },
-    async (request, reply) => sendAnswer(request, reply, await reads.versionsAnswer(request.params.name)),
+    async (request, reply) =>
+      sendAnswer(request, reply, await reads.versionsAnswer(request.scope, request.params.name)),
   );
 };
 

@@ -5,11 +5,16 @@ import { sendAnswer } from '../answer.js';
 import { problemResponses } from '../problem.js';
 import { publicBaseUrl } from '../public-url.js';
 import { nameParam } from '../schemas.js';
+import { mounted, mountParams, mountProblems, type ReadMount, readAccess, useScope } from '../scope.js';
 
 /** The Agent Skills discovery index, whole and per skill, so `npx skills add <registry-url>` installs. */
-const wellKnownRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { registry }) => {
+const wellKnownRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: ReadMount }> = async (
+  app,
+  { registry, mount },
+) => {
   const { discovery } = registry;
-  const readable = app.authorize('read');
+  const readable = app.authorize('read', readAccess(mount));
+  useScope(app, registry, mount);
 
   app.get(
     '/.well-known/agent-skills/index.json',
@@ -19,12 +24,13 @@ const wellKnownRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (ap
         tags: ['skills'],
         summary: 'Agent Skills discovery index',
         description: `Every current skill (its \`latest\` version; yanked versions never appear) as an archive entry of the [discovery index 0.2.0](${DISCOVERY_SCHEMA}), so \`npx skills add <registry-url>\` can install from this registry. Each \`url\` is the absolute, version-pinned ${INDEX_ARCHIVE_FORMAT} bundle (files at the archive root) and \`digest\` is the sha256 of exactly the bytes served there. Links use SKILLREG_PUBLIC_URL when set, else the request origin.`,
-        operationId: 'getAgentSkillsIndex',
-        response: { 200: discoveryIndexSchema, ...problemResponses(401, 403) },
+        ...mounted(mount, 'getAgentSkillsIndex'),
+        ...(mount === 'root' ? {} : { params: mountParams(mount) }),
+        response: { 200: discoveryIndexSchema, ...problemResponses(...mountProblems(mount, 401, 403)) },
       },
     },
     async (request, reply) => {
-      return sendAnswer(request, reply, await discovery.index(publicBaseUrl(request)));
+      return sendAnswer(request, reply, await discovery.index(request.scope, publicBaseUrl(request)));
     },
   );
 
@@ -37,16 +43,16 @@ const wellKnownRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (ap
         summary: 'Discovery index of one skill',
         description:
           'The discovery index restricted to one skill, for installers that look for an index under the URL they are given: `npx skills add <registry-url>/skills/<name>` then downloads only that skill, where `npx skills add <registry-url>` downloads every listed archive before picking.',
-        operationId: 'getSkillAgentSkillsIndex',
-        params: nameParam,
-        response: { 200: discoveryIndexSchema, ...problemResponses(401, 403, 404) },
+        ...mounted(mount, 'getSkillAgentSkillsIndex'),
+        params: mountParams(mount).extend(nameParam.shape),
+        response: { 200: discoveryIndexSchema, ...problemResponses(...mountProblems(mount, 401, 403, 404)) },
       },
     },
     async (request, reply) => {
       return sendAnswer(
         request,
         reply,
-        await discovery.skillIndex(request.params.name, publicBaseUrl(request)),
+        await discovery.skillIndex(request.scope, request.params.name, publicBaseUrl(request)),
       );
     },
   );

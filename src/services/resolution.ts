@@ -1,0 +1,141 @@
+import type { ReadCache } from '../cache/read-cache.js';
+import { layersOf, type Scope, skillKey } from '../namespaces.js';
+import { LATEST, type VersionRecord, type VersionSelector } from '../storage/records.js';
+import type { SkillsRepository } from '../storage/skills-repository.js';
+import { missingTag, unknownSkill, unknownVersion } from './not-found.js';
+
+/** A selector resolved to one stored version, at the catalogue revision the read saw. */
+export interface Resolved {
+  /** The namespace the version is in (in a view: the layer it resolved from). */
+  namespace: string;
+  record: VersionRecord;
+  selector: VersionSelector;
+  revision: number;
+}
+
+/** What one namespace holds for a name and selector: the version, or whether the skill exists at all. */
+type Servable = { record: VersionRecord } | { exists: boolean };
+
+/**
+ * The one resolution every reader uses: which stored version a (scope, name, selector) means. In a
+ * namespace, that namespace's skill; in a view, the last layer holding a servable version for the
+ * selector (a skill every version of which is yanked in a higher layer, or that lacks the tag asked
+ * for there, falls back to the next lower layer). An exact version is the highest layer holding it.
+ *
+ * What each namespace holds for a name is kept per skill (misses too), so resolving through a view of
+ * three layers costs no query once warm, and a write to the skill in any layer is seen at once.
+ */
+export class SkillResolver {
+  constructor(
+    private readonly skills: SkillsRepository,
+    private readonly cache: ReadCache,
+  ) {}
+
+  /** Resolves a selector to one stored version, or throws a 404 that says what exists. */
+  async resolve(scope: Scope, name: string, selector: VersionSelector = {}): Promise<Resolved> {
+    return this.resolveIn(scope, name, selector, true);
+  }
+
+  /**
+   * Like resolve, with the exact version's yank flag as it is now (resolve keeps exact versions as
+   * immutable, which they are but for that flag): for faces that tell a reader a version is yanked.
+   */
+  async resolveWithYank(scope: Scope, name: string, selector: VersionSelector = {}): Promise<Resolved> {
+    return this.resolveIn(scope, name, selector, false);
+  }
+
+  /**
+   * In a view, the lower layers whose own version for the selector the resolved one hides, highest
+   * first; empty in a namespace.
+   */
+  async shadowed(scope: Scope, resolved: Resolved): Promise<{ namespace: string; version: string }[]> {
+    if (scope.kind === 'namespace') return [];
+    const layers = layersOf(scope);
+    const shadows: { namespace: string; version: string }[] = [];
+    for (let at = layers.lastIndexOf(resolved.namespace) - 1; at >= 0; at--) {
+      const found = await this.servable(
+        layers[at]!,
+        resolved.record.name,
+        resolved.selector,
+        resolved.revision,
+        false,
+      );
+      if ('record' in found) shadows.push({ namespace: layers[at]!, version: found.record.version });
+    }
+    return shadows;
+  }
+
+  private async resolveIn(
+    scope: Scope,
+    name: string,
+    selector: VersionSelector,
+    immutableExact: boolean,
+  ): Promise<Resolved> {
+    const revision = await this.cache.revision();
+    const layers = layersOf(scope);
+    let holder: string | undefined;
+    for (let at = layers.length - 1; at >= 0; at--) {
+      const namespace = layers[at]!;
+      const found = await this.servable(namespace, name, selector, revision, immutableExact);
+      if ('record' in found) return { namespace, record: found.record, selector, revision };
+      holder ??= found.exists ? namespace : undefined;
+    }
+    if (holder === undefined) throw await unknownSkill(name, this.skills, layers);
+    throw await this.notServable(holder, name, selector);
+  }
+
+  private async servable(
+    namespace: string,
+    name: string,
+    selector: VersionSelector,
+    at: number,
+    immutableExact: boolean,
+  ): Promise<Servable> {
+    const key = skillKey(namespace, name);
+    if (selector.version !== undefined && immutableExact) {
+      // An exact version never changes (but for its yank flag, which content reads do not show).
+      const held = this.cache.peekImmutable<VersionRecord>(versionKey(key, selector.version));
+      if (held) return { record: held };
+    }
+    const entry =
+      selector.version !== undefined ? `find|v|${selector.version}` : `find|t|${selector.tag ?? LATEST}`;
+    return this.cache.perSkill(key, entry, at, async (): Promise<Servable> => {
+      const skillId = await this.skills.idOf(name, namespace);
+      if (skillId === undefined) return { exists: false };
+      const record =
+        selector.version !== undefined
+          ? await this.skills.versionByNumber(skillId, selector.version)
+          : await this.skills.versionByTag(skillId, selector.tag ?? LATEST);
+      return record ? { record: this.heldOnce(key, record) } : { exists: true };
+    });
+  }
+
+  /** The 404 for a skill `namespace` holds that has nothing for the selector: what it has instead. */
+  private async notServable(namespace: string, name: string, selector: VersionSelector): Promise<Error> {
+    const skillId = await this.skills.idOf(name, namespace);
+    if (skillId === undefined) return unknownSkill(name, this.skills, [namespace]);
+    if (selector.version !== undefined) {
+      const versions = (await this.skills.versionRows(skillId)).map((row) => row.version);
+      return unknownVersion(name, selector.version, versions);
+    }
+    const tags = (await this.skills.tagRows(skillId)).map((row) => row.tag);
+    return missingTag(name, selector.tag ?? LATEST, tags);
+  }
+
+  /**
+   * The record already held under its exact version when there is one (one copy of a body in memory
+   * however many tags point at it), and otherwise this one, kept under its exact version too.
+   */
+  private heldOnce(key: string, record: VersionRecord): VersionRecord {
+    const exact = versionKey(key, record.version);
+    const held = this.cache.peekImmutable<VersionRecord>(exact);
+    // A yank since the copy was kept replaces it (the flag is the one thing of a version that changes).
+    if (held && held.id === record.id && held.yankedAt?.getTime() === record.yankedAt?.getTime()) return held;
+    this.cache.keepImmutable(exact, record);
+    return record;
+  }
+}
+
+function versionKey(skill: string, version: string): string {
+  return `version|${skill}|${version}`;
+}

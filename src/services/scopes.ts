@@ -1,0 +1,164 @@
+import { jsonBody } from '../cache/bodies.js';
+import { viewChangeKey } from '../cache/catalogue-state.js';
+import { revisionEtag } from '../cache/etags.js';
+import type { ReadCache } from '../cache/read-cache.js';
+import { NotFoundError, UnprocessableError } from '../errors.js';
+import { DEFAULT_NAMESPACE, type Scope } from '../namespaces.js';
+import type { SkillsRepository } from '../storage/skills-repository.js';
+import type { StoredView, ViewsRepository } from '../storage/views-repository.js';
+import { type Answer, bodyOf, JSON_CONTENT_TYPE } from './answers.js';
+import { viewSchema, viewsResponseSchema } from './documents.js';
+import { unknownNamespace } from './not-found.js';
+
+export type ViewScope = Extract<Scope, { kind: 'view' }>;
+
+/** Most layers a view may stack. */
+export const MAX_VIEW_LAYERS = 32;
+
+/**
+ * Which scope a prefixed request reads (/namespaces/{ns}/..., /views/{view}/...), and the views
+ * themselves. A namespace exists once something was published into it; a view once it was put.
+ * Both are known from memory while the change feed is live (the catalogue state hears of every new
+ * namespace and every view edit), so resolving a scope costs no query.
+ */
+export class ScopeService {
+  private readonly held = new Map<string, StoredView>();
+
+  constructor(
+    private readonly cache: ReadCache,
+    private readonly skills: SkillsRepository,
+    private readonly views: ViewsRepository,
+  ) {}
+
+  /** The scope of one namespace, or a 404 naming the namespaces that exist. */
+  async namespace(namespace: string): Promise<Scope> {
+    await this.cache.state.current();
+    const scope: Scope = { kind: 'namespace', namespace };
+    if (this.cache.state.namespaceRevision(namespace) !== undefined) return scope;
+    // Not heard of (yet): the database decides, so a namespace made a moment ago on another replica counts.
+    if (await this.skills.namespaceExists(namespace)) return scope;
+    throw unknownNamespace(namespace, await this.skills.namespaceNames());
+  }
+
+  /** The scope of a view, with its layers as they are now, or a 404 naming the views that exist. */
+  async view(name: string): Promise<ViewScope> {
+    return scopeOf(await this.stored(name));
+  }
+
+  /** Creates or replaces a view (admin). Every layer must be a namespace that exists. */
+  async putView(
+    name: string,
+    input: { layers: string[]; description?: string | null },
+    actor: string,
+  ): Promise<{ view: StoredView; created: boolean }> {
+    const errors: { path: string; detail: string }[] = [];
+    const seen = new Set<string>();
+    input.layers.forEach((layer, at) => {
+      if (seen.has(layer))
+        errors.push({
+          path: `layers[${at}]`,
+          detail: `'${layer}' is listed twice; list each namespace once, lowest precedence first`,
+        });
+      seen.add(layer);
+    });
+    const existing = new Set(await this.skills.namespaceNames());
+    input.layers.forEach((layer, at) => {
+      if (!existing.has(layer) && !errors.some((error) => error.path === `layers[${at}]`)) {
+        errors.push({
+          path: `layers[${at}]`,
+          detail: `no namespace '${layer}': nothing was ever published into it. Publish into it first (POST /skills?namespace=${layer}), or leave it out`,
+        });
+      }
+    });
+    if (errors.length > 0) {
+      throw new UnprocessableError(
+        `view '${name}' cannot be saved: ${errors.map((error) => error.detail).join('; ')}`,
+        errors,
+      );
+    }
+    const saved = await this.views.put(
+      { name, layers: input.layers, description: input.description ?? null },
+      actor,
+      viewChangeKey(name),
+    );
+    this.held.set(name, saved.view);
+    return saved;
+  }
+
+  async deleteView(name: string, actor: string): Promise<void> {
+    const deleted = await this.views.delete(name, actor, viewChangeKey(name));
+    this.held.delete(name);
+    if (!deleted) throw await this.unknownView(name);
+  }
+
+  /** GET /views: every view, by name; true until the next write anywhere. */
+  async listAnswer(): Promise<Answer> {
+    const revision = await this.cache.revision();
+    return {
+      etag: revisionEtag(revision, 'views'),
+      immutable: false,
+      contentType: JSON_CONTENT_TYPE,
+      validity: { kind: 'catalogue', revision },
+      body: async () => {
+        const body = await this.cache.catalogueWide(
+          'views',
+          revision,
+          async () => jsonBody(viewsResponseSchema, { items: (await this.views.list()).map(viewDocument) }),
+          true,
+        );
+        return { payload: body };
+      },
+    };
+  }
+
+  /** GET /views/{view}: the view's definition. */
+  async viewAnswer(name: string): Promise<Answer> {
+    const view = await this.stored(name);
+    const scope = scopeOf(view);
+    const revision = this.cache.state.scopeRevision(scope);
+    return {
+      etag: revisionEtag(view.revision, 'view', name),
+      immutable: false,
+      contentType: JSON_CONTENT_TYPE,
+      validity: { kind: 'scope', scope, revision },
+      body: bodyOf(jsonBody(viewSchema, viewDocument(view)).value),
+    };
+  }
+
+  /** The view as stored, from memory while it is known to be current. */
+  private async stored(name: string): Promise<StoredView> {
+    await this.cache.state.current();
+    const known = this.cache.state.viewRevision(name);
+    const held = this.held.get(name);
+    if (held && this.cache.keeps && known !== undefined && held.revision >= known) return held;
+    const view = await this.views.get(name);
+    if (!view) {
+      this.held.delete(name);
+      throw await this.unknownView(name);
+    }
+    this.held.set(name, view);
+    return view;
+  }
+
+  private async unknownView(name: string): Promise<NotFoundError> {
+    const names = (await this.views.list()).map((view) => view.name);
+    return new NotFoundError(
+      `no view '${name}'. Views: ${names.join(', ') || 'none'} (GET /views); an admin creates one with PUT /views/${name} {"layers": ["${DEFAULT_NAMESPACE}", "..."]}`,
+      { view: name, views: names },
+    );
+  }
+}
+
+function scopeOf(view: StoredView): ViewScope {
+  return { kind: 'view', view: view.name, layers: view.layers };
+}
+
+function viewDocument(view: StoredView) {
+  return {
+    name: view.name,
+    layers: view.layers,
+    description: view.description,
+    createdAt: view.createdAt.toISOString(),
+    updatedAt: view.updatedAt.toISOString(),
+  };
+}
