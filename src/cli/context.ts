@@ -22,6 +22,17 @@ export interface GlobalOptions {
   url: string;
   token?: string;
   retries: number;
+  /** The commands that take them: --namespace (publish, sync, pull), --view (pull). */
+  namespace?: string;
+  view?: string;
+}
+
+/** `--namespace`, for the commands that read or write one namespace. */
+export function namespaceOption(verb: string): Option {
+  return new Option(
+    '--namespace <namespace>',
+    `namespace to ${verb} (default: default, the unprefixed API); the first publish into one creates it`,
+  ).env('SKILLREG_NAMESPACE');
 }
 
 function parseRetries(value: string): number {
@@ -70,6 +81,8 @@ export function createContext(output: Output): CliContext {
       return new SkillRegistryClient({
         url: options.url,
         token: options.token || undefined,
+        ...(options.namespace ? { namespace: options.namespace } : {}),
+        ...(options.view ? { view: options.view } : {}),
         headers: { 'user-agent': `skillreg-cli/${packageVersion()}` },
         retry: { retries: options.retries, onRetry },
       });

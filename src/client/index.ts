@@ -15,6 +15,7 @@ export type {
   Fetched,
   FileEntry,
   Issue,
+  NamespaceDigests,
   Problem,
   PublishResult,
   Selector,

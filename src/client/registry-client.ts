@@ -12,6 +12,7 @@ import type {
   CatalogueItem,
   CataloguePage,
   Fetched,
+  NamespaceDigests,
   PublishResult,
   Selector,
   SkillContentJson,
@@ -28,6 +29,10 @@ export interface ClientOptions {
   url: string;
   token?: string;
   fetch?: typeof fetch;
+  /** Read and write one namespace (under /namespaces/{namespace}/); default: the unprefixed API (`default`). */
+  namespace?: string;
+  /** Read a view (under /views/{view}/); views are read-only, so writes are refused before any request. */
+  view?: string;
   /** Extra headers on every request (e.g. a user agent). */
   headers?: Record<string, string>;
   /** How many GET answers to keep for revalidation (least recently used are dropped). Default 256; 0 disables. */
@@ -69,7 +74,19 @@ export class SkillRegistryClient {
   private readonly cache = new Map<string, CachedResponse>();
   private readonly cacheSize: number;
 
+  /** The path prefix of the namespace or view this client reads: '' for the unprefixed API. */
+  private readonly scope: string;
+
   constructor(private readonly options: ClientOptions) {
+    if (options.namespace !== undefined && options.view !== undefined) {
+      throw new Error('a client reads either a namespace or a view, not both');
+    }
+    this.scope =
+      options.view !== undefined
+        ? `/views/${encodeURIComponent(options.view)}`
+        : options.namespace !== undefined && options.namespace !== 'default'
+          ? `/namespaces/${encodeURIComponent(options.namespace)}`
+          : '';
     this.base = options.url.replace(/\/+$/, '');
     this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
     this.cacheSize = options.cacheSize ?? 256;
@@ -83,7 +100,7 @@ export class SkillRegistryClient {
   // ---- layer 1 -------------------------------------------------------------------------------
 
   listSkills(params: { q?: string; tag?: string; limit?: number; cursor?: string } = {}) {
-    return this.getJson<CataloguePage>(`/skills${query(params)}`);
+    return this.getJson<CataloguePage>(`${this.scope}/skills${query(params)}`);
   }
 
   /** Every page of the catalogue. */
@@ -99,36 +116,53 @@ export class SkillRegistryClient {
   }
 
   getSkill(name: string, selector: Selector = {}) {
-    return this.getJson<SkillDetail>(`/skills/${encodeURIComponent(name)}${query({ ...selector })}`);
+    return this.getJson<SkillDetail>(
+      `${this.scope}/skills/${encodeURIComponent(name)}${query({ ...selector })}`,
+    );
   }
 
   listVersions(name: string) {
-    return this.getJson<VersionSummary[]>(`/skills/${encodeURIComponent(name)}/versions`);
+    return this.getJson<VersionSummary[]>(`${this.scope}/skills/${encodeURIComponent(name)}/versions`);
   }
 
   // ---- layer 2 and 3 -------------------------------------------------------------------------
 
   async getContent(name: string, selector: Selector & { arguments?: string } = {}): Promise<Fetched<string>> {
     const fetched = await this.getBytes(
-      `/skills/${encodeURIComponent(name)}/content${query({ ...selector })}`,
+      `${this.scope}/skills/${encodeURIComponent(name)}/content${query({ ...selector })}`,
     );
     return { ...fetched, value: new TextDecoder().decode(fetched.value) };
   }
 
   getContentJson(name: string, selector: Selector & { arguments?: string } = {}) {
     return this.getJson<SkillContentJson>(
-      `/skills/${encodeURIComponent(name)}/content${query({ ...selector, format: 'json' })}`,
+      `${this.scope}/skills/${encodeURIComponent(name)}/content${query({ ...selector, format: 'json' })}`,
     );
   }
 
   getFile(name: string, path: string, selector: Selector = {}) {
     return this.getBytes(
-      `/skills/${encodeURIComponent(name)}/files/${encodePath(path)}${query({ ...selector })}`,
+      `${this.scope}/skills/${encodeURIComponent(name)}/files/${encodePath(path)}${query({ ...selector })}`,
     );
   }
 
   getBundle(name: string, selector: Selector & { format?: 'tar.gz' | 'zip' } = {}) {
-    return this.getBytes(`/skills/${encodeURIComponent(name)}/bundle${query({ ...selector })}`);
+    return this.getBytes(`${this.scope}/skills/${encodeURIComponent(name)}/bundle${query({ ...selector })}`);
+  }
+
+  /**
+   * The digest of every live version of every skill of this client's namespace (default `default`):
+   * what `skillreg sync` compares its folders with, in one request, before publishing only what changed.
+   */
+  namespaceDigests() {
+    const namespace = this.options.namespace ?? 'default';
+    return this.getJson<NamespaceDigests>(`/namespaces/${encodeURIComponent(namespace)}/digests`);
+  }
+
+  private refuseWritesToView(): void {
+    if (this.options.view !== undefined) {
+      throw new Error(`view '${this.options.view}' is read-only: publish, tag and yank in a namespace`);
+    }
   }
 
   // ---- agent-facing --------------------------------------------------------------------------
@@ -136,12 +170,12 @@ export class SkillRegistryClient {
   async getPrompt(
     params: { format?: 'xml' | 'markdown'; name?: string[]; tag?: string; q?: string; budget?: number } = {},
   ): Promise<Fetched<string>> {
-    const fetched = await this.getBytes(`/prompt${query(params)}`);
+    const fetched = await this.getBytes(`${this.scope}/prompt${query(params)}`);
     return { ...fetched, value: new TextDecoder().decode(fetched.value) };
   }
 
   getTools(params: { provider: 'anthropic' | 'openai'; name?: string[]; tag?: string; q?: string }) {
-    return this.getJson<unknown[]>(`/tools${query(params)}`);
+    return this.getJson<unknown[]>(`${this.scope}/tools${query(params)}`);
   }
 
   // ---- writes --------------------------------------------------------------------------------
@@ -151,6 +185,7 @@ export class SkillRegistryClient {
    * again unchanged; retrying is safe because identical content creates nothing the second time.
    */
   async publish(body: UploadBody, params: { version?: string; tag?: string; name?: string } = {}) {
+    this.refuseWritesToView();
     let payload: () => BodyInit;
     const headers: Record<string, string> = {};
     if (body.type === 'files') {
@@ -172,7 +207,7 @@ export class SkillRegistryClient {
       payload = () => blob;
       headers['content-type'] = CONTENT_TYPES[body.type];
     }
-    const response = await this.request('POST', `/skills${query(params)}`, {
+    const response = await this.request('POST', `${this.scope}/skills${query(params)}`, {
       body: payload,
       headers,
       idempotent: true,
@@ -181,18 +216,20 @@ export class SkillRegistryClient {
   }
 
   async setTag(name: string, tag: string, version: string) {
+    this.refuseWritesToView();
     const response = await this.request(
       'PUT',
-      `/skills/${encodeURIComponent(name)}/tags/${encodeURIComponent(tag)}`,
+      `${this.scope}/skills/${encodeURIComponent(name)}/tags/${encodeURIComponent(tag)}`,
       { json: { version }, idempotent: true },
     );
     return (await response.json()) as TagMoveResult;
   }
 
   async yank(name: string, version: string) {
+    this.refuseWritesToView();
     const response = await this.request(
       'DELETE',
-      `/skills/${encodeURIComponent(name)}/versions/${encodeURIComponent(version)}`,
+      `${this.scope}/skills/${encodeURIComponent(name)}/versions/${encodeURIComponent(version)}`,
       { idempotent: true },
     );
     return (await response.json()) as YankResult;

@@ -142,3 +142,10 @@ export interface Fetched<T> {
   /** The answer's headers; after a 304, the cached answer's headers updated with the 304's. */
   headers: Headers;
 }
+
+/** GET /namespaces/{namespace}/digests. */
+export interface NamespaceDigests {
+  namespace: string;
+  /** Every skill of the namespace with its versions that are not yanked and their digests, by name. */
+  skills: { name: string; versions: { version: string; digest: string }[] }[];
+}

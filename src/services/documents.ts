@@ -173,3 +173,15 @@ export const viewSchema = z.object({
 });
 
 export const viewsResponseSchema = z.object({ items: z.array(viewSchema) });
+
+export const namespaceDigestsSchema = z.object({
+  namespace: z.string(),
+  skills: z
+    .array(
+      z.object({
+        name: z.string(),
+        versions: z.array(z.object({ version: z.string(), digest: z.string() })),
+      }),
+    )
+    .describe('Every skill with its versions that are not yanked and their digests, by name'),
+});

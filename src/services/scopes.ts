@@ -11,6 +11,7 @@ import { viewSchema, viewsResponseSchema } from './documents.js';
 import { unknownNamespace } from './not-found.js';
 
 export type ViewScope = Extract<Scope, { kind: 'view' }>;
+export type NamespaceScope = Extract<Scope, { kind: 'namespace' }>;
 
 /** Most layers a view may stack. */
 export const MAX_VIEW_LAYERS = 32;
@@ -31,9 +32,9 @@ export class ScopeService {
   ) {}
 
   /** The scope of one namespace, or a 404 naming the namespaces that exist. */
-  async namespace(namespace: string): Promise<Scope> {
+  async namespace(namespace: string): Promise<NamespaceScope> {
     await this.cache.state.current();
-    const scope: Scope = { kind: 'namespace', namespace };
+    const scope: NamespaceScope = { kind: 'namespace', namespace };
     if (this.cache.state.namespaceRevision(namespace) !== undefined) return scope;
     // Not heard of (yet): the database decides, so a namespace made a moment ago on another replica counts.
     if (await this.skills.namespaceExists(namespace)) return scope;

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { writeTarGz } from '../../bundle/archive-write.js';
-import { type CliContext, examples } from '../context.js';
+import { type CliContext, examples, namespaceOption } from '../context.js';
 import { prepareFolder, skillFolderOf } from '../local-skill.js';
 
 export function registerPublishCommand(program: Command, { output, clientOf }: CliContext): void {
@@ -13,11 +13,13 @@ export function registerPublishCommand(program: Command, { output, clientOf }: C
       'publish under this semver version (default: metadata.version, else next patch)',
     )
     .option('--tag <tag>', 'also point this dist-tag at the version')
+    .addOption(namespaceOption('publish into'))
     .addHelpText(
       'after',
       `\nPrints 'created' (a new version) or 'unchanged' (identical content was already published), then\nname@version and the digest. Symbolic links inside the folder are followed; links outside are refused.\n${examples(
         'skillreg publish ./skills/pdf-tools',
         'skillreg publish ./skills/pdf-tools --version 2.0.0 --tag stable',
+        'skillreg publish ./skills/pdf-tools --namespace data-platform',
       )}`,
     )
     .action(async (dir: string, options: { version?: string; tag?: string }, command: Command) => {

@@ -1,11 +1,11 @@
 import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { readArchive } from '../../bundle/archive-read.js';
 import { bundleDigest } from '../../bundle/digest.js';
 import { normalizeEntryPath } from '../../bundle/paths.js';
 import { DEFAULT_LIMITS } from '../../bundle/types.js';
-import { type CliContext, examples, ReportedFailure } from '../context.js';
+import { type CliContext, examples, namespaceOption, ReportedFailure } from '../context.js';
 
 export function registerPullCommand(program: Command, { output, clientOf }: CliContext): void {
   program
@@ -16,11 +16,18 @@ export function registerPullCommand(program: Command, { output, clientOf }: CliC
     .option('--version <version>', 'exact version')
     .option('--tag <tag>', 'dist-tag (default latest)')
     .option('--force', 'replace the target folder if it exists and is not empty')
+    .addOption(namespaceOption('read from').conflicts('view'))
+    .addOption(
+      new Option('--view <view>', 'read through a view: the skill as the view resolves it').env(
+        'SKILLREG_VIEW',
+      ),
+    )
     .addHelpText(
       'after',
       `\nRefuses to write into a non-empty folder unless --force is given (which replaces it).\n${examples(
         'skillreg pull pdf-tools',
         'skillreg pull pdf-tools .claude/skills/pdf-tools --version 1.2.0',
+        'skillreg pull pdf-tools --view data-agents',
       )}`,
     )
     .action(

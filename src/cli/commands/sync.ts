@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { writeTarGz } from '../../bundle/archive-write.js';
 import type { PreparedBundle } from '../../bundle/prepare.js';
 import { BundleError } from '../../bundle/types.js';
-import { chooseVersion } from '../../bundle/version.js';
+import { chooseVersion, sortVersionsDescending } from '../../bundle/version.js';
 import { RegistryError, type SkillRegistryClient, type VersionSummary } from '../../client/index.js';
 import { findSkillFolders } from '../../services/skill-folder.js';
 import {
@@ -12,6 +12,7 @@ import {
   examples,
   explain,
   type GlobalOptions,
+  namespaceOption,
   networkCause,
   ReportedFailure,
 } from '../context.js';
@@ -33,6 +34,36 @@ interface PlannedPublish {
   status: 'would publish' | 'unchanged' | 'refused';
   version: string;
   reason?: string;
+}
+
+/**
+ * The digests of the live versions of every skill already in the namespace, by name: one request.
+ * A folder whose digest is among its skill's is unchanged, and is not sent at all. Undefined when the
+ * registry cannot say (one that predates namespaces): every folder is then published, as before.
+ */
+async function publishedDigests(
+  client: SkillRegistryClient,
+): Promise<Map<string, Map<string, string>> | undefined> {
+  try {
+    const { skills } = (await client.namespaceDigests()).value;
+    // Digest to version; where one digest was published under several versions, the highest.
+    return new Map(
+      skills.map((skill) => [
+        skill.name,
+        new Map(
+          sortVersionsDescending(skill.versions.map((entry) => entry.version))
+            .reverse()
+            .map((version) => [skill.versions.find((entry) => entry.version === version)!.digest, version]),
+        ),
+      ]),
+    );
+  } catch (error) {
+    if (error instanceof RegistryError && error.status === 404) {
+      // A namespace nothing was published into yet holds nothing; an older registry has no such route.
+      return error.problem.detail?.includes('no namespace') ? new Map() : undefined;
+    }
+    throw error;
+  }
 }
 
 /** What a publish would do, decided with the server's own version rules (src/bundle/version.ts). */
@@ -69,6 +100,7 @@ export function registerSyncCommand(program: Command, { output, clientOf }: CliC
     .argument('<root>', 'repository root')
     .option('--dry-run', 'show what would change without publishing anything')
     .option('--tag <tag>', 'point this dist-tag at every published version')
+    .addOption(namespaceOption('publish into'))
     .addHelpText(
       'after',
       [
@@ -76,9 +108,17 @@ export function registerSyncCommand(program: Command, { output, clientOf }: CliC
         'Searches every folder below <root> (including .claude/skills, .agents/skills and skills/; never',
         '.git or node_modules); a folder holding SKILL.md is one skill. Every valid skill is published even',
         'when others are refused; identical content is reported as unchanged and creates no version.',
+        "The registry's digests are read first (one request per namespace): a folder whose content is",
+        'already published as a live version is not sent at all, so an unchanged repository of thousands of',
+        'skills syncs in seconds and spends no write quota (with --tag every skill is sent, to move the tag).',
         'Prints a progress bar on a terminal and plain lines in CI, then a summary table.',
         'Exit code 1 if any skill was refused (each with its reason) or the token was rejected.',
-        examples('skillreg sync .', 'skillreg sync . --dry-run', 'skillreg sync . --tag stable'),
+        examples(
+          'skillreg sync .',
+          'skillreg sync . --dry-run',
+          'skillreg sync . --tag stable',
+          'skillreg sync ./teams/data --namespace data-platform',
+        ),
       ].join('\n'),
     )
     .action(async (root: string, options: { dryRun?: boolean; tag?: string }, command: Command) => {
@@ -94,6 +134,14 @@ export function registerSyncCommand(program: Command, { output, clientOf }: CliC
       // A wait before a retry shows in the progress (a line in CI, the bar's label on a terminal).
       const client = clientOf(command, (event) => progress.note(`waiting: ${describeRetry(event)}`));
       let warnings = 0;
+      let digests: Map<string, Map<string, string>> | undefined;
+      try {
+        digests = options.tag ? undefined : await publishedDigests(client);
+      } catch (error) {
+        progress.stop();
+        explain(output, error, 'sync stopped', url);
+        throw new ReportedFailure();
+      }
       for (const folder of folders) {
         const label = path.relative(root, folder) || '.';
         progress.update(label);
@@ -101,6 +149,11 @@ export function registerSyncCommand(program: Command, { output, clientOf }: CliC
         try {
           prepared = await prepareFolder(folder);
           warnings += prepared.skill.warnings.length;
+          const published = digests?.get(prepared.skill.name)?.get(prepared.digest);
+          if (published !== undefined) {
+            rows.push(['unchanged', prepared.skill.name, published, label, '']);
+            continue;
+          }
           if (options.dryRun) {
             const planned = await dryRunStatus(client, prepared);
             rows.push([planned.status, prepared.skill.name, planned.version, label, planned.reason ?? '']);

@@ -175,7 +175,7 @@ async function metricsPlugin(app: FastifyInstance, options: { registry: SkillReg
       reply.elapsedTime / 1000,
       Boolean(request.headers['if-none-match']),
     );
-    if (request.method === 'POST' && route === '/skills') {
+    if (request.method === 'POST' && (route === '/skills' || route === '/namespaces/:namespace/skills')) {
       publishes.inc({ outcome: publishOutcome(status) });
     }
     done();

@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { namespacesResponseSchema } from '../../services/documents.js';
+import { namespaceDigestsSchema, namespacesResponseSchema } from '../../services/documents.js';
 import type { Registry } from '../../services/registry.js';
 import { sendAnswer } from '../answer.js';
 import { problemResponses } from '../problem.js';
+import { namespaceParam, requestNamespace } from '../schemas.js';
 
 /** GET /namespaces. Everything inside one is under /namespaces/{namespace}/ (mounted in app.ts). */
 const namespacesRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { registry }) => {
@@ -21,6 +22,26 @@ const namespacesRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (a
       },
     },
     async (request, reply) => sendAnswer(request, reply, await registry.namespaces.listAnswer()),
+  );
+
+  app.get(
+    '/namespaces/:namespace/digests',
+    {
+      preHandler: app.authorize('read', { namespace: requestNamespace }),
+      schema: {
+        tags: ['namespaces'],
+        summary: 'Digests of every skill of a namespace',
+        description:
+          "Every skill of the namespace with the digests of its versions that are not yanked, in one answer: `skillreg sync` compares its folders with it and publishes only what changed, so an unchanged repository costs one request and no write quota. `default` is the unprefixed API's namespace.",
+        operationId: 'getNamespaceDigests',
+        params: namespaceParam,
+        response: { 200: namespaceDigestsSchema, ...problemResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      const scope = await registry.scopes.namespace(request.params.namespace);
+      return sendAnswer(request, reply, await registry.namespaces.digestsAnswer(scope));
+    },
   );
 };
 

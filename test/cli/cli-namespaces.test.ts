@@ -1,0 +1,147 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/main.js';
+import type { Output } from '../../src/cli/output.js';
+import { uniqueName } from '../helpers/bundles.js';
+import { ADMIN_TOKEN, adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
+import { listening } from '../helpers/http.js';
+
+/** The CLI in process (same commands as the binary), its output captured. */
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const captured = { stdout: '', stderr: '' };
+  const output: Output = {
+    info: (line) => {
+      captured.stdout += `${line}\n`;
+    },
+    error: (line) => {
+      captured.stderr += `${line}\n`;
+    },
+    raw: (text) => {
+      captured.stdout += text;
+    },
+    rawError: (text) => {
+      captured.stderr += text;
+    },
+    interactive: false,
+  };
+  const code = await runCli(args, output);
+  return { code, ...captured };
+}
+
+/** POST publishes the app has counted so far, by outcome (GET /metrics). */
+async function publishCounts(ctx: TestApp): Promise<Record<string, number>> {
+  const text = (await ctx.app.inject({ url: '/metrics' })).body;
+  const counts: Record<string, number> = {};
+  for (const match of text.matchAll(/^skillreg_publishes_total\{outcome="([^"]+)"\} (\d+)/gm)) {
+    counts[match[1]!] = Number(match[2]);
+  }
+  return counts;
+}
+
+describe('skillreg with --namespace and --view', () => {
+  let ctx: TestApp;
+  let url: string;
+  let work: string;
+  beforeAll(async () => {
+    ctx = await createTestApp();
+    url = await listening(ctx.app);
+    work = await mkdtemp(path.join(tmpdir(), 'skillreg-ns-cli-'));
+  });
+  afterAll(async () => {
+    await ctx?.close();
+    if (work) await rm(work, { recursive: true, force: true });
+  });
+
+  const global = () => ['--url', url, '--token', ADMIN_TOKEN];
+
+  async function tree(root: string, names: string[], flavour: string): Promise<void> {
+    for (const name of names) {
+      await mkdir(path.join(root, 'skills', name), { recursive: true });
+      await writeFile(
+        path.join(root, 'skills', name, 'SKILL.md'),
+        `---\nname: ${name}\ndescription: ${flavour} ${name}.\n---\n# ${name} (${flavour})\n`,
+      );
+    }
+  }
+
+  it('sync publishes into a namespace, then re-syncs an unchanged tree without a single publish request', async () => {
+    const namespace = uniqueName('ci');
+    const root = path.join(work, namespace);
+    const names = Array.from({ length: 12 }, (_, at) => `${namespace}-s${at}`);
+    await tree(root, names, 'Team');
+    const first = await cli(['sync', root, '--namespace', namespace, ...global()]);
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    expect(first.stdout).toContain('12 published, 0 unchanged, 0 refused');
+    const listed = await ctx.app.inject({ url: `/namespaces/${namespace}/skills?limit=500` });
+    expect(listed.json().items).toHaveLength(12);
+    expect((await ctx.app.inject({ url: `/skills/${names[0]}` })).statusCode).toBe(404);
+
+    const before = await publishCounts(ctx);
+    const again = await cli(['sync', root, '--namespace', namespace, ...global()]);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.stdout).toContain('0 published, 12 unchanged, 0 refused');
+    expect(again.stdout).toMatch(new RegExp(`unchanged\\s+${names[0]}\\s+1\\.0\\.0`));
+    // Nothing was sent: the digests of the namespace answered for every folder.
+    expect(await publishCounts(ctx)).toEqual(before);
+
+    // One change: exactly one publish.
+    await writeFile(
+      path.join(root, 'skills', names[3]!, 'SKILL.md'),
+      `---\nname: ${names[3]}\ndescription: Changed.\n---\n# changed\n`,
+    );
+    const changed = await cli(['sync', root, '--namespace', namespace, ...global()]);
+    expect(changed.stdout).toContain('1 published, 11 unchanged, 0 refused');
+    const after = await publishCounts(ctx);
+    expect((after.created ?? 0) - (before.created ?? 0)).toBe(1);
+  });
+
+  it('publish --namespace and pull --namespace / --view read and write the namespace named', async () => {
+    const org = uniqueName('org');
+    const team = uniqueName('team');
+    const name = uniqueName('pulled');
+    const orgTree = path.join(work, `${org}-tree`);
+    const teamTree = path.join(work, `${team}-tree`);
+    await tree(orgTree, [name], 'Org');
+    await tree(teamTree, [name], 'Team');
+    const published = await cli([
+      'publish',
+      path.join(orgTree, 'skills', name),
+      '--namespace',
+      org,
+      ...global(),
+    ]);
+    expect(published.code, published.stderr).toBe(0);
+    expect(published.stdout).toMatch(new RegExp(`created\\s+${name}@1\\.0\\.0`));
+    expect(
+      (await cli(['publish', path.join(teamTree, 'skills', name), '--namespace', team, ...global()])).code,
+    ).toBe(0);
+    const view = uniqueName('view');
+    const put = await ctx.app.inject({
+      method: 'PUT',
+      url: `/views/${view}`,
+      headers: adminAuth,
+      payload: { layers: [org, team] },
+    });
+    expect(put.statusCode).toBe(201);
+
+    const fromOrg = path.join(work, 'out-org');
+    const fromView = path.join(work, 'out-view');
+    expect((await cli(['pull', name, fromOrg, '--namespace', org, ...global()])).code).toBe(0);
+    expect(await readFile(path.join(fromOrg, 'SKILL.md'), 'utf8')).toContain('(Org)');
+    const viaView = await cli(['pull', name, fromView, '--view', view, ...global()]);
+    expect(viaView.code, viaView.stderr).toBe(0);
+    expect(await readFile(path.join(fromView, 'SKILL.md'), 'utf8')).toContain('(Team)');
+    const missing = await cli([
+      'pull',
+      name,
+      path.join(work, 'out-none'),
+      '--namespace',
+      uniqueName('none'),
+      ...global(),
+    ]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/404 .*no namespace/);
+  });
+});
