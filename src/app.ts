@@ -209,7 +209,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await fastify.register(tokensRoutes, routes);
     await fastify.register(auditRoutes, routes);
     await fastify.ready();
-    if (config.seedDir) await loadSeeds(registry, config.seedDir, config.limits, fastify.log);
+    if (config.seedDir) {
+      await loadSeeds(registry, config.seedDir, config.limits, fastify.log, config.seedNamespace);
+    }
   } catch (error) {
     await fastify.close().catch(() => {});
     // Closing the app closes the registry once its context plugin is registered; before, it is ours.

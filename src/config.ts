@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_NAMESPACE, isValidNamespace } from './namespaces.js';
 import { type BundleLimits, DEFAULT_LIMITS } from './bundle/types.js';
 
 /** Environment variables read by the service, with their defaults. README's configuration table mirrors this. */
@@ -56,6 +57,13 @@ const envSchema = z.object({
       message: 'must be at least 16 characters so it cannot be guessed (for example: openssl rand -hex 32)',
     }),
   SKILLREG_SEED_DIR: z.string().default('./skills-seed'),
+  SKILLREG_SEED_NAMESPACE: z
+    .string()
+    .default(DEFAULT_NAMESPACE)
+    .refine((value) => isValidNamespace(value), {
+      message:
+        'must be a namespace name: 1-64 lowercase letters, digits and single hyphens, not at either end (e.g. bundled)',
+    }),
   SKILLREG_PUBLIC_URL: z
     .string()
     .optional()
@@ -104,6 +112,8 @@ export interface Config {
   adminToken?: string;
   /** Folder of seed skills loaded at start; undefined disables seeding. */
   seedDir?: string;
+  /** The namespace seeds load into (default `default`); put it first in a view to layer teams over it. */
+  seedNamespace: string;
   publicUrl?: string;
   readAuth: boolean;
   /**
@@ -156,6 +166,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       : path.resolve(values.SKILLREG_DATA_DIR),
     adminToken: values.SKILLREG_ADMIN_TOKEN,
     seedDir: values.SKILLREG_SEED_DIR === '' ? undefined : path.resolve(values.SKILLREG_SEED_DIR),
+    seedNamespace: values.SKILLREG_SEED_NAMESPACE,
     publicUrl: values.SKILLREG_PUBLIC_URL,
     readAuth: values.SKILLREG_READ_AUTH,
     trustProxy: values.SKILLREG_TRUST_PROXY,

@@ -6,7 +6,7 @@ import { prepareBundle } from '../bundle/prepare.js';
 import type { BundleLimits } from '../bundle/types.js';
 import { chooseVersion } from '../bundle/version.js';
 import { AppError } from '../errors.js';
-import { DEFAULT_SCOPE } from '../namespaces.js';
+import { DEFAULT_NAMESPACE } from '../namespaces.js';
 import { readSkillFolder } from './skill-folder.js';
 import type { SkillReadService } from './skill-reads.js';
 import type { SkillWriteService } from './skill-writes.js';
@@ -23,6 +23,7 @@ export async function loadSeeds(
   seedDir: string,
   limits: BundleLimits,
   log: FastifyBaseLogger,
+  namespace: string = DEFAULT_NAMESPACE,
 ): Promise<void> {
   let entries: string[];
   try {
@@ -42,7 +43,7 @@ export async function loadSeeds(
         metadataVersion: prepared.skill.metadataVersion ?? '1.0.0',
         existing: [],
       }).version;
-      const existing = await services.reads.versions(DEFAULT_SCOPE, prepared.skill.name).catch(() => []);
+      const existing = await services.reads.versions({ kind: 'namespace', namespace }, prepared.skill.name).catch(() => []);
       const newer = existing.find((summary) => semver.gt(summary.version, seedVersion));
       if (newer) {
         log.debug(
@@ -57,8 +58,12 @@ export async function loadSeeds(
         digest: prepared.digest,
         requestedVersion: seedVersion,
         actor: 'seed',
+        namespace,
       });
-      log.info({ skill: result.name, version: result.version, created: result.created }, 'seed loaded');
+      log.info(
+        { namespace, skill: result.name, version: result.version, created: result.created },
+        'seed loaded',
+      );
     } catch (error) {
       // A broken or conflicting seed must not stop the service from starting.
       const detail = error instanceof AppError || error instanceof Error ? error.message : String(error);

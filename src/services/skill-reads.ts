@@ -7,7 +7,7 @@ import { digestEtag, revisionEtag } from '../cache/etags.js';
 import type { ReadCache } from '../cache/read-cache.js';
 import type { ResponseValidity } from '../cache/response-cache.js';
 import { BadRequestError } from '../errors.js';
-import { DEFAULT_SCOPE, layersOf, type Scope, scopeKey, skillKey } from '../namespaces.js';
+import { layersOf, type Scope, scopeKey, skillKey } from '../namespaces.js';
 import { argumentsFingerprint, declaredArgumentNames, substituteArguments } from '../render/arguments.js';
 import { renderSkillXml } from '../render/skill-content.js';
 import {

@@ -9,7 +9,7 @@ import { buildApp } from '../../src/app.js';
 import type { BundleFile } from '../../src/bundle/types.js';
 import type { Database } from '../../src/db/client.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
-import { createTestDatabase, type TestDatabase, testConfig } from '../helpers/context.js';
+import { ADMIN_TOKEN, createTestDatabase, type TestDatabase, testConfig } from '../helpers/context.js';
 
 /**
  * End to end with the public `skills` CLI (npm `skills`, needs Node >= 22): the real service listens
@@ -153,6 +153,31 @@ describe.skipIf(!enabled)('npx skills add <registry-url> (public skills CLI)', (
     expect(output).toMatch(/Found 1 skill\b/);
     expect(await folderContents(path.join(cwd, '.claude', 'skills', name)), output).toEqual(
       bundleContents(bundle),
+    );
+  });
+
+  it('installs through a view: the name resolves to the highest layer holding it', async () => {
+    const org = uniqueName('cli-org');
+    const team = uniqueName('cli-team');
+    const name = uniqueName('cli-layered');
+    const orgBundle = files({
+      'SKILL.md': skillMd({ name, description: 'The org version.', body: '# org\n' }),
+    });
+    const teamBundle = demoBundle(name);
+    expect((await publish(app, orgBundle, { query: `namespace=${org}` })).statusCode).toBe(201);
+    expect((await publish(app, teamBundle, { query: `namespace=${team}` })).statusCode).toBe(201);
+    const view = uniqueName('cli-view');
+    const put = await app.inject({
+      method: 'PUT',
+      url: `/views/${view}`,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      payload: { layers: [org, team] },
+    });
+    expect(put.statusCode, put.body).toBe(201);
+
+    const { cwd, output } = await skillsAdd(`${registryUrl}/views/${view}`, name);
+    expect(await folderContents(path.join(cwd, '.claude', 'skills', name)), output).toEqual(
+      bundleContents(teamBundle),
     );
   });
 });

@@ -280,3 +280,37 @@ describe('tokens limited to namespaces, with SKILLREG_READ_AUTH=true', () => {
     expect((await ctx.app.inject({ url: '/namespaces', headers: bearer(limited) })).statusCode).toBe(200);
   });
 });
+
+describe('seeds in a namespace of their own (SKILLREG_SEED_NAMESPACE)', () => {
+  let ctx: TestApp;
+  beforeAll(async () => {
+    ctx = await createTestApp({
+      SKILLREG_SEED_DIR: new URL('../../skills-seed', import.meta.url).pathname,
+      SKILLREG_SEED_NAMESPACE: 'bundled',
+    });
+  });
+  afterAll(async () => ctx?.close());
+
+  it('loads the bundled skills there, so a view can put them under every other layer', async () => {
+    const bundled = await ctx.app.inject({ url: '/namespaces/bundled/skills' });
+    expect(bundled.statusCode).toBe(200);
+    const names = bundled.json().items.map((item: { name: string }) => item.name);
+    expect(names.length).toBeGreaterThan(0);
+    expect((await ctx.app.inject({ url: '/skills' })).json().items).toEqual([]);
+    const team = uniqueName('team');
+    await post(ctx.app, `/skills?namespace=${team}`, skillText(names[0], 'The team overrides a bundled skill.'));
+    const view = await ctx.app.inject({
+      method: 'PUT',
+      url: '/views/agents',
+      headers: adminAuth,
+      payload: { layers: ['bundled', team] },
+    });
+    expect(view.statusCode, view.body).toBe(201);
+    const page = (await ctx.app.inject({ url: '/views/agents/skills' })).json().items as {
+      name: string;
+      namespace: string;
+    }[];
+    expect(page.find((item) => item.name === names[0])?.namespace).toBe(team);
+    expect(page.filter((item) => item.namespace === 'bundled')).toHaveLength(names.length - 1);
+  });
+});
