@@ -17,6 +17,7 @@ import type { Database } from '../src/db/client.js';
 import {
   blobs,
   distTags,
+  namespaces,
   registryState,
   skills,
   skillVersions,
@@ -242,6 +243,8 @@ export interface SeedOptions {
    * builds them all in the background when it starts.
    */
   archives?: boolean;
+  /** The namespace the skills go to (default `default`); made when missing. */
+  namespace?: string;
   onProgress?: (done: number) => void;
 }
 
@@ -251,6 +254,8 @@ export async function seedSkills(database: Database, options: SeedOptions): Prom
   const start = options.start ?? 0;
   const batch = options.batch ?? 1_000;
   let inserted = 0;
+  const namespace = options.namespace ?? 'default';
+  await db.insert(namespaces).values({ name: namespace }).onConflictDoNothing();
   for (let offset = 0; offset < options.count; offset += batch) {
     const size = Math.min(batch, options.count - offset);
     const skillRows: (typeof skills.$inferInsert)[] = [];
@@ -267,7 +272,7 @@ export async function seedSkills(database: Database, options: SeedOptions): Prom
       const skillId = randomUUID();
       const versionId = randomUUID();
       const blobDigest = fileDigest(bytes);
-      skillRows.push({ id: skillId, name: skill.name });
+      skillRows.push({ id: skillId, namespace, name: skill.name });
       versionRows.push({
         id: versionId,
         skillId,

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_NAMESPACE, isValidNamespace } from './namespaces.js';
 import { type BundleLimits, DEFAULT_LIMITS } from './bundle/types.js';
+import { DEFAULT_NAMESPACE, isValidNamespace } from './namespaces.js';
 
 /** Environment variables read by the service, with their defaults. README's configuration table mirrors this. */
 const booleanFromEnv = z

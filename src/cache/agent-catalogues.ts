@@ -2,11 +2,7 @@ import { layersOf, type Scope } from '../namespaces.js';
 import type { AgentCatalogueQuery, AgentSkill, PromptSkill } from '../render/prompt.js';
 import type { CatalogueRepository } from '../storage/catalogue-repository.js';
 import { LATEST } from '../storage/records.js';
-import {
-  AgentCatalogueMirror,
-  type AgentCatalogueOptions,
-  type CatalogueSnapshot,
-} from './agent-catalogue.js';
+import { AgentCatalogueMirror, type AgentCatalogueOptions } from './agent-catalogue.js';
 import type { CatalogueState } from './catalogue-state.js';
 
 /** What agent renderings (GET /prompt, GET /tools) select from: one scope's current catalogue. */
@@ -21,11 +17,27 @@ export interface ScopedCatalogue {
 /** The search's ranking in a scope: names best first. */
 export type ScopedRanking = (scope: Scope, query: { q: string; tag?: string }) => Promise<string[]>;
 
-/** A view's merged catalogue, valid while each layer's snapshot is the one it was merged from. */
+/** A view's merged catalogue, valid while each layer's entries are the ones it was merged from. */
 interface MergedView {
-  from: readonly CatalogueSnapshot[];
+  from: readonly (readonly AgentSkill[])[];
   entries: AgentSkill[];
-  namespaceOf: Map<string, string>;
+  /** The layer each entry comes from, by position (a byte an entry rather than a map of names). */
+  layerOf: Uint8Array;
+  layers: readonly string[];
+}
+
+/** The layer a name of a merged view resolves to (its entries are sorted by name). */
+function namespaceIn(view: MergedView, name: string): string | undefined {
+  let low = 0;
+  let high = view.entries.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    const at = view.entries[middle]!.name;
+    if (at === name) return view.layers[view.layerOf[middle]!];
+    if (at < name) low = middle + 1;
+    else high = middle - 1;
+  }
+  return undefined;
 }
 
 /** Views whose merged catalogues are kept at once. */
@@ -75,27 +87,29 @@ export class AgentCatalogues {
     const snapshots = await Promise.all(layers.map((namespace) => this.mirror(namespace).snapshot()));
     const key = `${scope.view}|${layers.join(',')}`;
     const held = this.merged.get(key);
+    // A catch-up that found nothing new keeps the entries array: the merge is reused.
     if (
       held &&
       held.from.length === snapshots.length &&
-      held.from.every((one, at) => one === snapshots[at])
+      held.from.every((one, at) => one === snapshots[at]!.entries)
     ) {
       return held;
     }
-    const winners = new Map<string, { entry: AgentSkill; namespace: string }>();
-    snapshots.forEach((snapshot, at) => {
-      for (const entry of snapshot.entries) winners.set(entry.name, { entry, namespace: layers[at]! });
-    });
-    const names = [...winners.keys()].sort(byCodePoint);
-    const view: MergedView = {
-      from: snapshots,
-      entries: names.map((name) => winners.get(name)!.entry),
-      namespaceOf: new Map(names.map((name) => [name, winners.get(name)!.namespace])),
-    };
+    const view = mergeLayers(
+      snapshots.map((snapshot) => snapshot.entries),
+      layers,
+    );
     this.merged.delete(key);
     this.merged.set(key, view);
     if (this.merged.size > MAX_MERGED_VIEWS) this.merged.delete(this.merged.keys().next().value!);
     return view;
+  }
+
+  /** Forgets a deleted namespace's copy (a namespace made again under its name starts afresh). */
+  drop(namespace: string): void {
+    this.mirrors.get(namespace)?.close();
+    this.mirrors.delete(namespace);
+    this.merged.clear();
   }
 
   close(): void {
@@ -107,7 +121,8 @@ export class AgentCatalogues {
 
 /** One view's catalogue as renderings read it (see AgentCatalogues). */
 class ViewCatalogue implements ScopedCatalogue {
-  private namespaces = new Map<string, string>();
+  /** Where each listed name resolves: from the merged view, or (another tag) a map of the few read. */
+  private resolve: (name: string) => string | undefined = () => undefined;
 
   constructor(
     private readonly catalogues: AgentCatalogues,
@@ -115,7 +130,7 @@ class ViewCatalogue implements ScopedCatalogue {
     private readonly ranking: ScopedRanking,
   ) {}
 
-  readonly namespaceOf = (name: string): string | undefined => this.namespaces.get(name);
+  readonly namespaceOf = (name: string): string | undefined => this.resolve(name);
 
   async agentCatalogue(query: AgentCatalogueQuery): Promise<AgentSkill[]> {
     const q = query.q?.trim();
@@ -133,7 +148,7 @@ class ViewCatalogue implements ScopedCatalogue {
   async describe(skills: readonly Pick<PromptSkill, 'name' | 'version'>[]): Promise<Map<string, string>> {
     const byNamespace = new Map<string, Pick<PromptSkill, 'name' | 'version'>[]>();
     for (const skill of skills) {
-      const namespace = this.namespaces.get(skill.name);
+      const namespace = this.resolve(skill.name);
       if (namespace === undefined) continue;
       const list = byNamespace.get(namespace);
       if (list) list.push(skill);
@@ -152,7 +167,7 @@ class ViewCatalogue implements ScopedCatalogue {
     if (query.names !== undefined && query.names.length === 0) return [];
     if ((query.tag ?? LATEST) !== LATEST) return this.otherTag(query);
     const view = await this.catalogues.mergedView(this.scope);
-    this.namespaces = view.namespaceOf;
+    this.resolve = (name) => namespaceIn(view, name);
     if (query.names === undefined) return view.entries;
     const wanted = new Set(query.names);
     return view.entries.filter((entry) => wanted.has(entry.name));
@@ -172,9 +187,37 @@ class ViewCatalogue implements ScopedCatalogue {
         namespaces.set(entry.name, layers[at]!);
       }
     });
-    this.namespaces = namespaces;
+    this.resolve = (name) => namespaces.get(name);
     return [...winners.values()].sort((a, b) => byCodePoint(a.name, b.name));
   }
+}
+
+/**
+ * The layers' entries (each sorted by name) merged by name in one pass, the highest layer's entry
+ * winning a name several hold.
+ */
+function mergeLayers(perLayer: readonly (readonly AgentSkill[])[], layers: readonly string[]): MergedView {
+  const entries: AgentSkill[] = [];
+  const layerOf = new Uint8Array(perLayer.reduce((sum, one) => sum + one.length, 0));
+  const at = perLayer.map(() => 0);
+  for (;;) {
+    let least: string | undefined;
+    for (let layer = 0; layer < perLayer.length; layer++) {
+      const entry = perLayer[layer]![at[layer]!];
+      if (entry && (least === undefined || entry.name < least)) least = entry.name;
+    }
+    if (least === undefined) break;
+    let winner = -1;
+    for (let layer = 0; layer < perLayer.length; layer++) {
+      if (perLayer[layer]![at[layer]!]?.name === least) {
+        winner = layer;
+        at[layer]! += 1;
+      }
+    }
+    layerOf[entries.length] = winner;
+    entries.push(perLayer[winner]![at[winner]! - 1]!);
+  }
+  return { from: perLayer, entries, layerOf, layers };
 }
 
 function byCodePoint(a: string, b: string): number {

@@ -28,6 +28,18 @@ export function viewChangeKey(view: string): string {
 
 const VIEW_KEY_PREFIX = 'view:';
 
+/** The change key of a namespace's deletion. */
+export function namespaceDeletedKey(namespace: string): string {
+  return `${DELETED_KEY_PREFIX}${namespace}`;
+}
+
+const DELETED_KEY_PREFIX = 'deleted:';
+
+/** The namespace a change deleted, or undefined for any other change. */
+export function deletedNamespaceOf(key: string | undefined): string | undefined {
+  return key?.startsWith(DELETED_KEY_PREFIX) ? key.slice(DELETED_KEY_PREFIX.length) : undefined;
+}
+
 export interface ChangeEvent {
   revision: number;
   /**
@@ -83,6 +95,14 @@ export class CatalogueState {
 
   /** A committed write: from this process's transaction or another replica's NOTIFY. */
   observeChange(revision: number, skill?: string): void {
+    const deleted = deletedNamespaceOf(skill);
+    if (deleted !== undefined) {
+      // Every skill of it went at once: no entry about any skill is trusted from before.
+      this.namespaceRevisions.delete(deleted);
+      if (revision > this.floor) this.floor = revision;
+      this.advance(revision, skill);
+      return;
+    }
     if (skill?.startsWith(VIEW_KEY_PREFIX)) {
       raise(this.viewRevisions, skill.slice(VIEW_KEY_PREFIX.length), revision);
     } else if (skill) {
@@ -108,8 +128,15 @@ export class CatalogueState {
    * behind): their skills are unknown, so every per-skill entry computed before is stale.
    */
   observeRow(row: StateRow): void {
-    for (const [namespace, revision] of Object.entries(row.namespaces ?? {})) {
-      raise(this.namespaceRevisions, namespace, revision);
+    if (row.namespaces) {
+      for (const [namespace, revision] of Object.entries(row.namespaces)) {
+        raise(this.namespaceRevisions, namespace, revision);
+      }
+      // Deleted while the feed was down; one heard of after the row was read is kept.
+      for (const [namespace, revision] of this.namespaceRevisions) {
+        if (!(namespace in row.namespaces) && revision <= row.revision)
+          this.namespaceRevisions.delete(namespace);
+      }
     }
     for (const [view, revision] of Object.entries(row.views ?? {})) raise(this.viewRevisions, view, revision);
     if (row.revision > this.known.revision) {

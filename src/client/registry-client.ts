@@ -235,7 +235,13 @@ export class SkillRegistryClient {
     return (await response.json()) as YankResult;
   }
 
-  async createToken(input: { name: string; scopes: TokenSummary['scopes']; expiresInDays?: number }) {
+  async createToken(input: {
+    name: string;
+    scopes: TokenSummary['scopes'];
+    /** Namespaces the token may act in: exact names or a trailing `*`; omitted: every namespace. */
+    namespaces?: string[];
+    expiresInDays?: number;
+  }) {
     // Not idempotent: a second attempt after a lost answer would create a second token.
     const response = await this.request('POST', '/tokens', { json: input, idempotent: false });
     return (await response.json()) as TokenSummary & { secret: string };

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { AgentCatalogues } from '../cache/agent-catalogues.js';
+import { deletedNamespaceOf } from '../cache/catalogue-state.js';
 import { ReadCache } from '../cache/read-cache.js';
 import { RESPONSE_CACHE_SHARE } from '../cache/response-cache.js';
 import type { Config } from '../config.js';
@@ -79,7 +80,7 @@ export async function openRegistry(options: {
     tokens: new TokensRepository(db),
     audit: new AuditRepository(db),
     search: new SearchRepository(db),
-    namespaces: new NamespacesRepository(db),
+    namespaces: new NamespacesRepository(db, (change) => skills.announce(change)),
     views: new ViewsRepository(db, (change) => skills.announce(change)),
     loads,
   };
@@ -105,6 +106,14 @@ export async function openRegistry(options: {
     (scope, query) => search.rankedNames(scope, query),
     { alwaysCheck: !cache.keeps },
   );
+  // A namespace deleted here or on another replica: its in-memory copies go with it.
+  cache.state.onChange((event) => {
+    const deleted = deletedNamespaceOf(event.skill);
+    if (deleted !== undefined) {
+      catalogues.drop(deleted);
+      search.drop(deleted);
+    }
+  });
   const reads = new SkillReadService(skills, repositories.catalogue, archives, cache, loads, search);
   return {
     config,

@@ -65,22 +65,21 @@ export class ScopeService {
     const existing = new Set(await this.skills.namespaceNames());
     input.layers.forEach((layer, at) => {
       if (!existing.has(layer) && !errors.some((error) => error.path === `layers[${at}]`)) {
-        errors.push({
-          path: `layers[${at}]`,
-          detail: `no namespace '${layer}': nothing was ever published into it. Publish into it first (POST /skills?namespace=${layer}), or leave it out`,
-        });
+        errors.push(missingLayer(layer, at));
       }
     });
-    if (errors.length > 0) {
-      throw new UnprocessableError(
-        `view '${name}' cannot be saved: ${errors.map((error) => error.detail).join('; ')}`,
-        errors,
+    const refusal = (found: { path: string; detail: string }[]) =>
+      new UnprocessableError(
+        `view '${name}' cannot be saved: ${found.map((error) => error.detail).join('; ')}`,
+        found,
       );
-    }
+    if (errors.length > 0) throw refusal(errors);
     const saved = await this.views.put(
       { name, layers: input.layers, description: input.description ?? null },
       actor,
       viewChangeKey(name),
+      // A namespace deleted since the check above: the same answer, and nothing saved.
+      (missing) => refusal(missing.map((layer) => missingLayer(layer, input.layers.indexOf(layer)))),
     );
     this.held.set(name, saved.view);
     return saved;
@@ -148,6 +147,13 @@ export class ScopeService {
       { view: name, views: names },
     );
   }
+}
+
+function missingLayer(layer: string, at: number): { path: string; detail: string } {
+  return {
+    path: `layers[${at}]`,
+    detail: `no namespace '${layer}': nothing was ever published into it. Publish into it first (POST /skills?namespace=${layer}), or leave it out`,
+  };
 }
 
 function scopeOf(view: StoredView): ViewScope {

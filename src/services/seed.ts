@@ -43,7 +43,9 @@ export async function loadSeeds(
         metadataVersion: prepared.skill.metadataVersion ?? '1.0.0',
         existing: [],
       }).version;
-      const existing = await services.reads.versions({ kind: 'namespace', namespace }, prepared.skill.name).catch(() => []);
+      const existing = await services.reads
+        .versions({ kind: 'namespace', namespace }, prepared.skill.name)
+        .catch(() => []);
       const newer = existing.find((summary) => semver.gt(summary.version, seedVersion));
       if (newer) {
         log.debug(

@@ -303,7 +303,13 @@ export class SkillReadService {
       true,
     );
     return {
-      etag: revisionEtag(revision, 'skill', key, query),
+      // The namespace's revision: a write elsewhere leaves the ETag alone.
+      etag: revisionEtag(
+        this.cache.state.scopeRevision({ kind: 'namespace', namespace }),
+        'skill',
+        key,
+        query,
+      ),
       immutable,
       contentType: JSON_CONTENT_TYPE,
       validity: { kind: 'skill', skill: key, revision },
@@ -351,7 +357,7 @@ export class SkillReadService {
     return {
       etag:
         viewRevision === undefined
-          ? revisionEtag(revision, 'versions', key)
+          ? revisionEtag(this.cache.state.scopeRevision({ kind: 'namespace', namespace }), 'versions', key)
           : revisionEtag(viewRevision, 'versions', scopeKey(scope), name),
       immutable: false,
       contentType: JSON_CONTENT_TYPE,

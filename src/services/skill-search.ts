@@ -277,6 +277,18 @@ export class SkillSearchService {
     this.feedback.noteLoad(client, skill);
   }
 
+  /** Forgets a deleted namespace's indexes (a namespace made again under its name starts afresh). */
+  drop(namespace: string): void {
+    this.latest.get(namespace)?.close();
+    this.latest.delete(namespace);
+    for (const [key, mirror] of this.tagged) {
+      if (key.startsWith(`${namespace}|`)) {
+        mirror.close();
+        this.tagged.delete(key);
+      }
+    }
+  }
+
   async close(): Promise<void> {
     await this.feedback.close();
     for (const mirror of this.latest.values()) mirror.close();

@@ -1,9 +1,9 @@
 import { asc, eq, sql } from 'drizzle-orm';
-import { notifyRevision } from '../db/change-notifications.js';
 import type { Db } from '../db/client.js';
-import { registryState, views } from '../db/schema.js';
+import { namespaces, views } from '../db/schema.js';
 import { recordAudit } from './audit-repository.js';
 import type { CatalogueChange } from './records.js';
+import { bumpRevision } from './revision.js';
 
 /** A view as stored. */
 export interface StoredView {
@@ -56,17 +56,32 @@ export class ViewsRepository {
     return rows.map((row) => row.name);
   }
 
-  /** Creates or replaces a view; answers it and whether it was created. */
+  /**
+   * Creates or replaces a view; answers it and whether it was created. Its layers' namespace rows are
+   * locked for the transaction (a namespace deletion waits, then sees the view), and when one of them
+   * does not exist `refuse` makes the error thrown, leaving everything as it was.
+   */
   async put(
     input: { name: string; layers: string[]; description: string | null },
     actor: string,
     changeKey: string,
+    refuse: (missing: string[]) => Error,
   ): Promise<{ view: StoredView; created: boolean }> {
     let change: CatalogueChange | undefined;
     const result = await this.db.transaction(async (tx) => {
       const db = tx as unknown as Db;
+      const present = await db.execute(
+        sql`select ${namespaces.name} as name from ${namespaces}
+          where ${namespaces.name} = any(${sql.raw('ARRAY[')}${sql.join(
+            input.layers.map((layer) => sql`${layer}`),
+            sql`, `,
+          )}${sql.raw(']::text[]')}) for share`,
+      );
+      const found = new Set((present as unknown as { rows: { name: string }[] }).rows.map((row) => row.name));
+      const missing = input.layers.filter((layer) => !found.has(layer));
+      if (missing.length > 0) throw refuse(missing);
       const previous = await db.select(viewColumns).from(views).where(eq(views.name, input.name));
-      const revision = await bump(db, changeKey);
+      const revision = await bumpRevision(db, changeKey);
       const [row] = await db
         .insert(views)
         .values({ ...input, revision })
@@ -98,7 +113,7 @@ export class ViewsRepository {
       const db = tx as unknown as Db;
       const [row] = await db.delete(views).where(eq(views.name, name)).returning({ layers: views.layers });
       if (!row) return false;
-      const revision = await bump(db, changeKey);
+      const revision = await bumpRevision(db, changeKey);
       await recordAudit(db, { actor, action: 'view.delete', detail: { view: name, layers: row.layers } });
       change = { revision, skill: changeKey };
       return true;
@@ -106,17 +121,4 @@ export class ViewsRepository {
     if (change) this.announce(change);
     return deleted;
   }
-}
-
-/** Bumps the catalogue revision and queues the NOTIFY of `changeKey`; answers the new revision. */
-async function bump(db: Db, changeKey: string): Promise<number> {
-  const result = await db.execute(sql`
-    with bumped as (
-      update ${registryState} set revision = ${registryState.revision} + 1, updated_at = now()
-      where ${registryState.id} = 1 returning ${registryState.revision}
-    )
-    select bumped.revision::text as revision, ${notifyRevision(sql`bumped.revision`, sql`${changeKey}`)}
-    from bumped`);
-  const [row] = (result as unknown as { rows: { revision: string }[] }).rows;
-  return Number(row!.revision);
 }

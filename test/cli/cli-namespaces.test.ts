@@ -144,4 +144,49 @@ describe('skillreg with --namespace and --view', () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/404 .*no namespace/);
   });
+
+  it('token create --namespace makes a token confined to those namespaces', async () => {
+    const created = await cli([
+      'token',
+      'create',
+      '--name',
+      'data-ci',
+      '--scope',
+      'publish',
+      '--namespace',
+      'data',
+      'data-*',
+      '--json',
+      ...global(),
+    ]);
+    expect(created.code, created.stderr).toBe(0);
+    const token = JSON.parse(created.stdout) as { secret: string; namespaces: string[] };
+    expect(token.namespaces).toEqual(['data', 'data-*']);
+    const root = path.join(work, 'confined');
+    const name = uniqueName('confined');
+    await tree(root, [name], 'Data');
+    const outside = await cli([
+      'publish',
+      path.join(root, 'skills', name),
+      '--url',
+      url,
+      '--token',
+      token.secret,
+    ]);
+    expect(outside.code).toBe(1);
+    expect(outside.stderr).toMatch(/403 .*may write only in the namespaces 'data', 'data-\*'/);
+    const inside = await cli([
+      'publish',
+      path.join(root, 'skills', name),
+      '--namespace',
+      'data-eng',
+      '--url',
+      url,
+      '--token',
+      token.secret,
+    ]);
+    expect(inside.code, inside.stderr).toBe(0);
+    const listed = await cli(['token', 'list', ...global()]);
+    expect(listed.stdout).toMatch(/data-ci\s+publish\s+data,data-\*/);
+  });
 });

@@ -298,7 +298,11 @@ describe('seeds in a namespace of their own (SKILLREG_SEED_NAMESPACE)', () => {
     expect(names.length).toBeGreaterThan(0);
     expect((await ctx.app.inject({ url: '/skills' })).json().items).toEqual([]);
     const team = uniqueName('team');
-    await post(ctx.app, `/skills?namespace=${team}`, skillText(names[0], 'The team overrides a bundled skill.'));
+    await post(
+      ctx.app,
+      `/skills?namespace=${team}`,
+      skillText(names[0], 'The team overrides a bundled skill.'),
+    );
     const view = await ctx.app.inject({
       method: 'PUT',
       url: '/views/agents',
@@ -312,5 +316,92 @@ describe('seeds in a namespace of their own (SKILLREG_SEED_NAMESPACE)', () => {
     }[];
     expect(page.find((item) => item.name === names[0])?.namespace).toBe(team);
     expect(page.filter((item) => item.namespace === 'bundled')).toHaveLength(names.length - 1);
+  });
+});
+
+describe('deleting a namespace', () => {
+  let ctx: TestApp;
+  beforeAll(async () => {
+    ctx = await createTestApp();
+  });
+  afterAll(async () => ctx?.close());
+
+  it('removes it with its skills (reads 404, search forgets them); publishing again starts afresh', async () => {
+    const ns = uniqueName('gone');
+    const name = uniqueName('doomed');
+    await post(ctx.app, `/skills?namespace=${ns}`, skillText(name, 'Quokkaflux doomed skill.'));
+    await post(ctx.app, `/skills?namespace=${ns}`, skillText(name, 'Quokkaflux doomed skill, v2.'));
+    expect(
+      (await ctx.app.inject({ url: `/namespaces/${ns}/search?q=quokkaflux` })).json().results,
+    ).toHaveLength(1);
+    expect(
+      (await ctx.app.inject({ url: `/namespaces/${ns}/prompt?format=json` })).json().included,
+    ).toHaveLength(1);
+
+    const deleted = await ctx.app.inject({ method: 'DELETE', url: `/namespaces/${ns}`, headers: adminAuth });
+    expect(deleted.statusCode, deleted.body).toBe(200);
+    expect(deleted.json()).toEqual({ namespace: ns, deleted: { skills: 1, versions: 2 } });
+    for (const path of ['skills', `skills/${name}/content`, 'search?q=quokkaflux', 'prompt']) {
+      expect((await ctx.app.inject({ url: `/namespaces/${ns}/${path}` })).statusCode, path).toBe(404);
+    }
+    const listed = (await ctx.app.inject({ url: '/namespaces' }))
+      .json()
+      .items.map((item: { name: string }) => item.name);
+    expect(listed).not.toContain(ns);
+
+    await post(ctx.app, `/skills?namespace=${ns}`, skillText(uniqueName('fresh'), 'A fresh start.'));
+    const again = await ctx.app.inject({ url: `/namespaces/${ns}/skills` });
+    expect(again.json().items.map((item: { name: string }) => item.name)).not.toContain(name);
+    expect((await ctx.app.inject({ url: `/namespaces/${ns}/search?q=quokkaflux` })).json().results).toEqual(
+      [],
+    );
+    expect(
+      (await ctx.app.inject({ url: `/namespaces/${ns}/prompt?format=json` })).json().included,
+    ).toHaveLength(1);
+    const audit = await ctx.app.inject({
+      url: `/audit?action=namespace.delete&namespace=${ns}`,
+      headers: adminAuth,
+    });
+    expect(audit.json().items).toHaveLength(1);
+  });
+
+  it('refuses default (400), a namespace a view uses (409 naming it), an unknown one (404) and a limited token (403)', async () => {
+    expectProblem(
+      await ctx.app.inject({ method: 'DELETE', url: '/namespaces/default', headers: adminAuth }),
+      400,
+    );
+    const ns = uniqueName('layer');
+    await post(ctx.app, `/skills?namespace=${ns}`, skillText(uniqueName('kept'), 'Kept.'));
+    const view = uniqueName('holder');
+    await ctx.app.inject({
+      method: 'PUT',
+      url: `/views/${view}`,
+      headers: adminAuth,
+      payload: { layers: [ns] },
+    });
+    const used = expectProblem(
+      await ctx.app.inject({ method: 'DELETE', url: `/namespaces/${ns}`, headers: adminAuth }),
+      409,
+    );
+    expect(used.views).toEqual([view]);
+    expect((await ctx.app.inject({ url: `/namespaces/${ns}/skills` })).json().items).toHaveLength(1);
+    expectProblem(
+      await ctx.app.inject({
+        method: 'DELETE',
+        url: `/namespaces/${uniqueName('nope')}`,
+        headers: adminAuth,
+      }),
+      404,
+    );
+    const limited = await token(ctx.app, { name: 'ns-admin', scopes: ['admin'], namespaces: [ns] });
+    expectProblem(
+      await ctx.app.inject({ method: 'DELETE', url: `/namespaces/${ns}`, headers: bearer(limited) }),
+      403,
+    );
+    // Out of the view, it can go.
+    await ctx.app.inject({ method: 'DELETE', url: `/views/${view}`, headers: adminAuth });
+    expect(
+      (await ctx.app.inject({ method: 'DELETE', url: `/namespaces/${ns}`, headers: adminAuth })).statusCode,
+    ).toBe(200);
   });
 });

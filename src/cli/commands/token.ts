@@ -23,6 +23,10 @@ export function registerTokenCommands(program: Command, { output, clientOf }: Cl
         .choices(['read', 'publish', 'admin'])
         .makeOptionMandatory(),
     )
+    .option(
+      '--namespace <pattern...>',
+      "limit the token to these namespaces: exact names or a prefix ending in '*' (default: every namespace)",
+    )
     .option('--expires-in-days <days>', 'lifetime in days (default: no expiry)', (value) => {
       const days = Number(value);
       if (!Number.isInteger(days) || days < 1)
@@ -35,6 +39,7 @@ export function registerTokenCommands(program: Command, { output, clientOf }: Cl
       examples(
         'skillreg token create --name ci-main --scope publish',
         'skillreg token create --name reader --scope read --expires-in-days 90 --json',
+        "skillreg token create --name data-ci --scope publish --namespace data 'data-*'",
       ),
     )
     .action(
@@ -42,6 +47,7 @@ export function registerTokenCommands(program: Command, { output, clientOf }: Cl
         options: {
           name: string;
           scope: ('read' | 'publish' | 'admin')[];
+          namespace?: string[];
           expiresInDays?: number;
           json?: boolean;
         },
@@ -50,13 +56,17 @@ export function registerTokenCommands(program: Command, { output, clientOf }: Cl
         const created = await clientOf(command).createToken({
           name: options.name,
           scopes: options.scope,
+          ...(options.namespace ? { namespaces: options.namespace } : {}),
           expiresInDays: options.expiresInDays,
         });
         if (options.json) {
           output.info(JSON.stringify(created, null, 2));
           return;
         }
-        output.info(`created token ${created.id} (${created.name}; scopes ${created.scopes.join(', ')})`);
+        const where = created.namespaces ? `; namespaces ${created.namespaces.join(', ')}` : '';
+        output.info(
+          `created token ${created.id} (${created.name}; scopes ${created.scopes.join(', ')}${where})`,
+        );
         output.info('secret (shown once, store it now):');
         output.info(created.secret);
       },
@@ -74,11 +84,12 @@ export function registerTokenCommands(program: Command, { output, clientOf }: Cl
       }
       printTable(
         output,
-        ['id', 'name', 'scopes', 'prefix', 'created by', 'expires', 'last used'],
+        ['id', 'name', 'scopes', 'namespaces', 'prefix', 'created by', 'expires', 'last used'],
         tokens.map((item) => [
           item.id,
           item.name,
           item.scopes.join(','),
+          item.namespaces?.join(',') ?? '*',
           item.prefix,
           item.createdBy,
           item.expiresAt ?? '-',

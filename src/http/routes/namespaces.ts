@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import { namespaceDigestsSchema, namespacesResponseSchema } from '../../services/documents.js';
 import type { Registry } from '../../services/registry.js';
 import { sendAnswer } from '../answer.js';
@@ -42,6 +43,32 @@ const namespacesRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (a
       const scope = await registry.scopes.namespace(request.params.namespace);
       return sendAnswer(request, reply, await registry.namespaces.digestsAnswer(scope));
     },
+  );
+
+  app.delete(
+    '/namespaces/:namespace',
+    {
+      preHandler: app.authorize('admin'),
+      schema: {
+        tags: ['namespaces'],
+        summary: 'Delete a namespace',
+        description:
+          'Deletes the namespace with every skill and version in it, for good (admin, with a token not limited to namespaces). `default` cannot be deleted (400); a namespace that is a layer of a view is refused with a 409 naming the views. Audited; seen on the very next request on every replica.',
+        operationId: 'deleteNamespace',
+        params: namespaceParam,
+        response: {
+          200: z.object({
+            namespace: z.string(),
+            deleted: z.object({ skills: z.number().int(), versions: z.number().int() }),
+          }),
+          ...problemResponses(400, 401, 403, 404, 409),
+        },
+      },
+    },
+    async (request) => ({
+      namespace: request.params.namespace,
+      deleted: await registry.namespaces.delete(request.params.namespace, request.principal!.actor),
+    }),
   );
 };
 
