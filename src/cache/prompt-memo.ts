@@ -99,3 +99,14 @@ export const selectionOfSnapshot = new WeakMap<readonly AgentSkill[], SelectedSk
  * catalogue again.
  */
 export const dropOrderOfSelection = new SnapshotMemo<readonly PromptSkill[], Int32Array>(8);
+
+/**
+ * The token layout and entry counts of recent selections, by layout key (style, base URL, tag: what an
+ * entry holds besides the skill). A Layout learns which entries are counted in parts as it counts
+ * them, so the two are kept together: a rendering with another budget of an unchanged selection
+ * counts nothing again.
+ */
+export const countedLayoutOfSelection = new SnapshotMemo<
+  readonly PromptSkill[],
+  { layout: unknown; entries: { byIndex: Float64Array; total: number } }
+>(8);

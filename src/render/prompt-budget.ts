@@ -5,6 +5,7 @@ import {
   type CountedEntry,
   type EntryTokens,
   type Layout,
+  layoutKeyOf,
   namedLineTokens,
   unlistedLineTokens,
 } from './prompt-tokens.js';
@@ -66,7 +67,7 @@ function rememberedDropOrder(
   entryTokens: Float64Array,
   options: PromptOptions,
 ): Int32Array {
-  const layoutKey = `${options.style}|${options.baseUrl}|${options.tag ?? ''}`;
+  const layoutKey = layoutKeyOf(options);
   const known = dropOrderOfSelection.get(skills, layoutKey);
   if (known) return known;
   const order = dropOrder(skills, entryTokens);
@@ -134,6 +135,15 @@ export interface FittedPrompt extends Candidate {
 export async function fitPrompt(input: FitInput): Promise<FittedPrompt> {
   return await new BudgetFitting(input).fit();
 }
+
+interface PrefixSums {
+  droppedEntries: Float64Array;
+  droppedNames: Float64Array;
+  lastKept: Int32Array;
+}
+
+/** See BudgetFitting.prefixSums: by drop order (itself remembered per selection and layout). */
+const prefixSumsOfOrder = new WeakMap<Int32Array, PrefixSums>();
 
 class BudgetFitting {
   /** 1 for each skill the current candidate lists, by index. */
@@ -206,6 +216,24 @@ class BudgetFitting {
   private async tokensAfterDropping(
     order: Int32Array,
   ): Promise<{ named: (k: number) => number; unlisted: (k: number) => number }> {
+    const { layout, entries } = this.input;
+    const { droppedEntries, droppedNames, lastKept } = await this.prefixSums(order);
+    const total = (k: number, lineTokens: number) =>
+      layout.total(entries.total - droppedEntries[k]!, this.entry(lastKept[k]!), lineTokens, true);
+    return {
+      named: (k) => total(k, namedLineTokens(k, droppedNames[k]!)),
+      unlisted: (k) => total(k, unlistedLineTokens(k)),
+    };
+  }
+
+  /**
+   * Sums over the drop order, by k: the tokens of the first k entries and of their names in the
+   * omitted line, and the last skill still listed. They depend on the order alone (remembered per
+   * selection and layout), not on the budget: kept with it, so another budget does not sum again.
+   */
+  private async prefixSums(order: Int32Array): Promise<PrefixSums> {
+    const known = prefixSumsOfOrder.get(order);
+    if (known) return known;
     const { layout, entries, slicer } = this.input;
     const count = order.length;
     const droppedEntries = new Float64Array(count + 1);
@@ -220,12 +248,9 @@ class BudgetFitting {
     const lastKept = new Int32Array(count + 1);
     lastKept[count] = -1;
     for (let k = count - 1; k >= 0; k--) lastKept[k] = Math.max(order[k]!, lastKept[k + 1]!);
-    const total = (k: number, lineTokens: number) =>
-      layout.total(entries.total - droppedEntries[k]!, this.entry(lastKept[k]!), lineTokens, true);
-    return {
-      named: (k) => total(k, namedLineTokens(k, droppedNames[k]!)),
-      unlisted: (k) => total(k, unlistedLineTokens(k)),
-    };
+    const sums = { droppedEntries, droppedNames, lastKept };
+    prefixSumsOfOrder.set(order, sums);
+    return sums;
   }
 
   /**

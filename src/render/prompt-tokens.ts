@@ -200,6 +200,11 @@ export interface EntryTokens {
 }
 
 /** Counts every entry of the layout's skills (Layout.entryTokens, in order), yielding meanwhile. */
+/** What an entry holds besides the skill itself: the style and the location URL (base and tag). */
+export function layoutKeyOf(options: PromptOptions): string {
+  return `${options.style}|${options.baseUrl}|${options.tag ?? ''}`;
+}
+
 export async function countEntries(layout: Layout, slicer: Slicer): Promise<EntryTokens> {
   const byIndex = new Float64Array(layout.skills.length);
   let total = 0;

@@ -1,6 +1,6 @@
 import { type FittedPrompt, fitPrompt } from './prompt-budget.js';
 import { FragmentRenderer, skillLocation } from './prompt-render.js';
-import { countEntries, type EntryTokens, Layout } from './prompt-tokens.js';
+import { countEntries, type EntryTokens, Layout, layoutKeyOf } from './prompt-tokens.js';
 import type { OmittedSkill, PromptMode, PromptOptions, PromptSkill } from './prompt-types.js';
 import { Slicer } from './slicer.js';
 
@@ -16,6 +16,9 @@ import { Slicer } from './slicer.js';
  */
 
 export { clearEntryTokenMemo } from '../cache/prompt-memo.js';
+
+import { countedLayoutOfSelection } from '../cache/prompt-memo.js';
+
 export { PromptBudgetError } from './prompt-budget.js';
 export { skillLocation } from './prompt-render.js';
 export {
@@ -83,9 +86,19 @@ export async function buildPrompt(
   skills: readonly PromptSkill[],
   options: PromptOptions & { budget?: number; mode?: PromptMode },
 ): Promise<PromptResult> {
-  const layout = new Layout(options, skills);
   const slicer = new Slicer();
-  const entries = await countEntries(layout, slicer);
+  const layoutKey = layoutKeyOf(options);
+  const known = countedLayoutOfSelection.get(skills, layoutKey);
+  let layout: Layout;
+  let entries: EntryTokens;
+  if (known) {
+    layout = known.layout as Layout;
+    entries = known.entries;
+  } else {
+    layout = new Layout(options, skills);
+    entries = await countEntries(layout, slicer);
+    countedLayoutOfSelection.set(skills, layoutKey, { layout, entries });
+  }
   const renderer = new FragmentRenderer(skills, options, slicer);
   const fitted = await fitPrompt({
     skills,
