@@ -64,6 +64,19 @@ describe('source layout', () => {
     expect(offending).toEqual([]);
   });
 
+  it('keeps scanning pure: src/scan imports nothing but itself, and no node:fs, node:net or child_process', () => {
+    const offending = under('scan').flatMap((file) => [
+      ...importsOf(file)
+        .filter(({ target }) => !target.startsWith('scan/'))
+        .map(({ target }) => `${path.relative(SRC, file)} -> ${target}`),
+      ...[
+        ...readFileSync(file, 'utf8').matchAll(/from\s+'(node:(?:fs|net|http|https|child_process)[^']*)'/g),
+      ].map((match) => `${path.relative(SRC, file)} -> ${match[1]}`),
+    ]);
+    expect(under('scan').length).toBeGreaterThan(0);
+    expect(offending).toEqual([]);
+  });
+
   it('keeps MCP off the HTTP layer: src/mcp imports nothing from src/http', () => {
     const offending = under('mcp').flatMap((file) =>
       importsOf(file)

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { BundleError, type BundleIssue } from '../../bundle/types.js';
+import { type Finding, RULES_VERSION, SEVERITIES, type Severity, scanBundle } from '../../scan/index.js';
 import { findSkillFolders } from '../../services/skill-folder.js';
 import { type CliContext, examples, ReportedFailure } from '../context.js';
 import { prepareFolder, skillFolderOf } from '../local-skill.js';
@@ -21,6 +22,20 @@ function printIssues(output: Output, issues: BundleIssue[], kind: 'error' | 'war
   }
 }
 
+function printFindings(output: Output, findings: readonly Finding[]): void {
+  for (const finding of findings) {
+    const line = `  ${finding.severity.padEnd(8)}  ${finding.path}${finding.line > 0 ? `:${finding.line}` : ''}  ${finding.rule}: ${finding.detail}`;
+    if (finding.severity === 'high' || finding.severity === 'critical') output.error(line);
+    else output.info(line);
+  }
+}
+
+/** SKILLREG_SCAN_BLOCK_SEVERITY, as the server reads it (default high). */
+function blockSeverity(): Severity {
+  const value = process.env.SKILLREG_SCAN_BLOCK_SEVERITY?.trim().toLowerCase();
+  return value && (SEVERITIES as readonly string[]).includes(value) ? (value as Severity) : 'high';
+}
+
 export function registerValidateCommand(program: Command, { output }: CliContext): void {
   program
     .command('validate')
@@ -28,7 +43,7 @@ export function registerValidateCommand(program: Command, { output }: CliContext
     .argument('<dir>', 'a skill folder (holding SKILL.md) or any folder with skill folders below it')
     .addHelpText(
       'after',
-      `\nPrints every error and warning per file with how to fix it. Exit code 1 if any skill is invalid.\nNo network access, no token needed.\n${examples('skillreg validate .', 'skillreg validate .claude/skills/my-skill')}`,
+      `\nPrints every error and warning per file with how to fix it, and what the registry's publish-time scan\nfinds (the same rules: hidden instructions, download-and-run, credential theft, secrets, binaries...),\neach with its file and line. Exit code 1 if any skill is invalid or the scan would quarantine it\n(findings at SKILLREG_SCAN_BLOCK_SEVERITY, default high, or worse). No network access, no token needed.\n${examples('skillreg validate .', 'skillreg validate .claude/skills/my-skill')}`,
     )
     .action(async (dir: string) => {
       const folders = await findSkillFolders(await skillFolderOf(dir));
@@ -37,15 +52,28 @@ export function registerValidateCommand(program: Command, { output }: CliContext
         throw new ReportedFailure();
       }
       let invalid = 0;
+      let blocked = 0;
+      let warned = 0;
+      const blockAt = blockSeverity();
       for (const folder of folders) {
         const label = displayPath(folder);
         try {
           const prepared = await prepareFolder(folder);
           const count = prepared.files.length;
-          output.info(
-            `ok     ${label}  (${prepared.skill.name}, ${count} file${count === 1 ? '' : 's'}, ${prepared.digest})`,
-          );
+          const scan = await scanBundle(prepared.files, { blockSeverity: blockAt });
+          const summary = `${label}  (${prepared.skill.name}, ${count} file${count === 1 ? '' : 's'}, ${prepared.digest})`;
+          if (scan.verdict === 'block') {
+            blocked += 1;
+            output.error(`BLOCK  ${summary}: the registry would quarantine it`);
+          } else {
+            if (scan.verdict === 'warn') warned += 1;
+            output.info(`ok     ${summary}`);
+          }
           printIssues(output, prepared.skill.warnings, 'warning');
+          printFindings(
+            output,
+            scan.findings.filter((finding) => finding.severity !== 'low'),
+          );
         } catch (error) {
           if (!(error instanceof BundleError)) throw error;
           invalid += 1;
@@ -61,6 +89,9 @@ export function registerValidateCommand(program: Command, { output }: CliContext
       output.info(
         `${folders.length - invalid} valid, ${invalid} invalid (${folders.length} skill${folders.length === 1 ? '' : 's'} checked)`,
       );
-      if (invalid > 0) throw new ReportedFailure();
+      if (blocked + warned > 0) {
+        output.info(`scan (rules ${RULES_VERSION}): ${blocked} blocked, ${warned} with warnings`);
+      }
+      if (invalid > 0 || blocked > 0) throw new ReportedFailure();
     });
 }

@@ -1,0 +1,47 @@
+import { lintSource } from '@secretlint/core';
+import { creator as recommended } from '@secretlint/secretlint-rule-preset-recommend';
+import type { Finding } from './types.js';
+
+/**
+ * Committed secrets, found by secretlint's recommended preset (private keys, AWS, GCP, GitHub, Slack,
+ * npm, OpenAI and more, with their checksums and formats), so the patterns are maintained upstream.
+ */
+const CONFIG = { rules: [{ id: '@secretlint/secretlint-rule-preset-recommend', rule: recommended }] };
+
+/** A PEM private key block with a body (secretlint skips short ones, such as Ed25519 PKCS#8 keys). */
+const PRIVATE_KEY_BLOCK = /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----\r?\n(?:[A-Za-z0-9+/=]{16,}\r?\n?){1,}/;
+
+export async function secretFindings(path: string, text: string): Promise<Finding[]> {
+  const own: Finding[] = [];
+  const block = PRIVATE_KEY_BLOCK.exec(text);
+  if (block) {
+    own.push({
+      rule: 'committed-secrets/privatekey',
+      severity: 'high',
+      path,
+      line: text.slice(0, block.index).split('\n').length,
+      detail:
+        'a private key is committed here: anyone who installs the skill gets it. Revoke it, remove it from the bundle and read it from the environment or a secret store instead',
+    });
+  }
+  const result = await lintSource({
+    source: { filePath: path, content: text, contentType: 'text' },
+    options: { config: CONFIG as never, maskSecrets: true },
+  });
+  const found = result.messages.map((message) => {
+    const rule = String(message.ruleId).replace(/^@secretlint\/secretlint-rule-/, '');
+    return {
+      rule: `committed-secrets/${rule}`,
+      // Connection strings in documentation are mostly examples (user:password@localhost): flagged only.
+      severity: rule === 'database-connection-string' ? ('medium' as const) : ('high' as const),
+      path,
+      line: message.loc?.start?.line ?? 0,
+      detail: `a secret is committed here (${message.message.split(':')[0]}): anyone who installs the skill gets it. Revoke it, remove it from the bundle and read it from the environment instead`,
+    };
+  });
+  // One finding a key block: the upstream rule and this one agree on most keys.
+  const upstream = found.filter(
+    (finding) => !own.some((mine) => mine.rule === finding.rule && mine.line === finding.line),
+  );
+  return [...own, ...upstream];
+}
