@@ -2,6 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { type BundleLimits, DEFAULT_LIMITS } from './bundle/types.js';
 import { DEFAULT_NAMESPACE, isValidNamespace } from './namespaces.js';
+import { SEVERITIES, type Severity } from './scan/types.js';
 
 /** Environment variables read by the service, with their defaults. README's configuration table mirrors this. */
 const booleanFromEnv = z
@@ -72,6 +73,9 @@ const envSchema = z.object({
       message: 'must be an absolute http(s) URL such as https://skills.example.com',
     }),
   SKILLREG_READ_AUTH: booleanFromEnv.default(false),
+  SKILLREG_SCAN_BLOCK_SEVERITY: z
+    .enum(SEVERITIES, { message: `must be one of ${SEVERITIES.join(', ')}` })
+    .default('high'),
   SKILLREG_TRUST_PROXY: z
     .string()
     .default('false')
@@ -116,6 +120,8 @@ export interface Config {
   seedNamespace: string;
   publicUrl?: string;
   readAuth: boolean;
+  /** Scan findings at or above this severity refuse a publish (src/scan). */
+  scanBlockSeverity: Severity;
   /**
    * Whether X-Forwarded-For/-Host/-Proto are believed (Fastify trustProxy). Off by default: a client could
    * otherwise pick its own address (dodging rate limits) and the host shown in links.
@@ -169,6 +175,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     seedNamespace: values.SKILLREG_SEED_NAMESPACE,
     publicUrl: values.SKILLREG_PUBLIC_URL,
     readAuth: values.SKILLREG_READ_AUTH,
+    scanBlockSeverity: values.SKILLREG_SCAN_BLOCK_SEVERITY,
     trustProxy: values.SKILLREG_TRUST_PROXY,
     limits,
     // Multipart framing and base64-free binary bodies stay close to the content size; leave headroom.

@@ -18,6 +18,7 @@ export type {
   NamespaceDigests,
   Problem,
   PublishResult,
+  ScanResult,
   Selector,
   SkillContentJson,
   SkillDetail,

@@ -75,6 +75,8 @@ export interface SkillDetail {
   resolvedFrom?: string;
   /** In a view: lower layers whose own version this one hides, highest first. */
   shadows?: { namespace: string; version: string }[];
+  /** The security scan at publish; null for versions stored before scanning. */
+  scan?: ScanResult | null;
 }
 
 export interface SkillContentJson {
@@ -86,12 +88,26 @@ export interface SkillContentJson {
   files: FileEntry[];
 }
 
+/** The publish-time security scan of a version. */
+export interface ScanResult {
+  verdict: 'pass' | 'warn' | 'block';
+  rules: string;
+  findings: {
+    rule: string;
+    severity: 'low' | 'medium' | 'high' | 'critical';
+    path: string;
+    line: number;
+    detail: string;
+  }[];
+}
+
 export interface PublishResult {
   name: string;
   version: string;
   digest: string;
   created: boolean;
   warnings: Issue[];
+  scan: ScanResult;
 }
 
 export interface TokenSummary {

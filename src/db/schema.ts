@@ -110,6 +110,11 @@ export const skillVersions = pgTable(
      * existed (filled when the index first reads them).
      */
     searchTerms: text('search_terms'),
+    /**
+     * The publish-time scan (src/scan): verdict, rules version and findings; null for versions stored
+     * before scanning existed (a rescan fills it).
+     */
+    scan: jsonb('scan').$type<{ verdict: string; rules: string; findings: unknown[] }>(),
   },
   (table) => [
     uniqueIndex('skill_versions_skill_version_unique').on(table.skillId, table.version),

@@ -81,6 +81,23 @@ export const versionSummarySchema = z.object({
   tags: z.array(z.string()),
 });
 
+/** The publish-time scan of a version (src/scan). */
+export const scanSchema = z
+  .object({
+    verdict: z.enum(['pass', 'warn', 'block']),
+    rules: z.string().describe('The rules version the verdict was reached with'),
+    findings: z.array(
+      z.object({
+        rule: z.string(),
+        severity: z.enum(['low', 'medium', 'high', 'critical']),
+        path: z.string(),
+        line: z.number().int().describe('1-based; 0 for the whole file'),
+        detail: z.string(),
+      }),
+    ),
+  })
+  .describe('The security scan: pass, warn (published and flagged) or block (refused)');
+
 export const skillDetailSchema = z.object({
   name: z.string(),
   version: z.string(),
@@ -103,6 +120,10 @@ export const skillDetailSchema = z.object({
     .array(z.object({ namespace: z.string(), version: z.string() }))
     .optional()
     .describe('In a view: lower layers whose own version of the name this one hides, highest first'),
+  scan: scanSchema
+    .nullable()
+    .optional()
+    .describe('The security scan at publish; null for versions stored before scanning'),
 });
 
 export const issueSchema = z.object({ path: z.string(), detail: z.string() });
@@ -113,6 +134,7 @@ export const publishResultSchema = z.object({
   digest: z.string(),
   created: z.boolean().describe('false when identical content was already published'),
   warnings: z.array(issueSchema),
+  scan: scanSchema,
 });
 
 export const contentJsonSchema = z.object({

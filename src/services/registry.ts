@@ -120,7 +120,7 @@ export async function openRegistry(options: {
     database,
     repositories,
     cache,
-    writes: new SkillWriteService(skills, config.limits),
+    writes: new SkillWriteService(skills, config.limits, config.scanBlockSeverity),
     reads,
     agents: new AgentRenderingService(cache, catalogues),
     discovery: new DiscoveryService(cache, archives, reads, log),

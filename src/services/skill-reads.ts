@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import type { z } from 'zod';
 import { normalizeEntryPath } from '../bundle/paths.js';
 import { BundleError } from '../bundle/types.js';
 import { sortVersionsDescending } from '../bundle/version.js';
@@ -24,6 +25,7 @@ import type { ArchiveService } from './archives.js';
 import {
   catalogueResponseSchema,
   contentJsonSchema,
+  type scanSchema,
   searchResponseSchema,
   skillDetailSchema,
   versionsResponseSchema,
@@ -336,6 +338,7 @@ export class SkillReadService {
       files: fileEntries(files),
       distTags,
       versions: versions.map((summary) => ({ ...summary, createdAt: summary.createdAt.toISOString() })),
+      scan: record.scan as z.infer<typeof scanSchema> | null,
     };
   }
 

@@ -9,8 +9,9 @@ import {
   type ParsedSkill,
 } from '../bundle/types.js';
 import { chooseVersion, pickLatest, sortVersionsDescending } from '../bundle/version.js';
-import { ConflictError } from '../errors.js';
+import { AppError, ConflictError } from '../errors.js';
 import { countCatalogueEntryTokens, countTokens } from '../render/token-count.js';
+import { type ScanResult, type Severity, scanBundle } from '../scan/index.js';
 import { encodeTerms, searchDocument } from '../search/document.js';
 import { LATEST, type VersionRow } from '../storage/records.js';
 import type { SkillsRepository, SkillWrite } from '../storage/skills-repository.js';
@@ -42,6 +43,35 @@ export interface PublishResult {
   digest: string;
   created: boolean;
   warnings: BundleIssue[];
+  /** The publish-time scan of this content (a `warn` is published and flagged). */
+  scan: ScanResult;
+}
+
+/**
+ * A publish the scan refuses: 422 with the whole scan. Nothing is stored; keeping refused bundles for
+ * review (quarantine) is the next step of the trust work.
+ */
+export class QuarantineError extends AppError {
+  constructor(name: string, scan: ScanResult) {
+    const worst = scan.findings
+      .slice(0, 3)
+      .map(
+        (finding) =>
+          `${finding.path}${finding.line > 0 ? `:${finding.line}` : ''} ${finding.rule} (${finding.severity})`,
+      );
+    super(
+      422,
+      'Unprocessable Content',
+      `'${name}' was refused by the security scan (rules ${scan.rules}): ${worst.join('; ')}${scan.findings.length > 3 ? `; and ${scan.findings.length - 3} more` : ''}. Fix every finding at or above the block severity and publish again (skillreg validate shows them offline)`,
+      {
+        scan,
+        errors: scan.findings.map((finding) => ({
+          path: finding.line > 0 ? `${finding.path}:${finding.line}` : finding.path,
+          detail: `${finding.rule} (${finding.severity}): ${finding.detail}`,
+        })),
+      },
+    );
+  }
 }
 
 /** What arrived in a publish request, before any interpretation. */
@@ -155,6 +185,7 @@ export class SkillWriteService {
   constructor(
     private readonly skills: SkillsRepository,
     private readonly limits: BundleLimits,
+    private readonly scanBlockSeverity: Severity = 'high',
   ) {}
 
   /** Reads, validates and publishes an upload as it arrived over HTTP (or from the CLI). */
@@ -174,6 +205,9 @@ export class SkillWriteService {
 
   async publish(input: PublishInput): Promise<PublishResult> {
     const { skill, digest } = input;
+    // Scanned before the write takes its lock: a refused bundle costs no transaction.
+    const scan = await scanBundle(input.files, { blockSeverity: this.scanBlockSeverity });
+    if (scan.verdict === 'block') throw new QuarantineError(skill.name, scan);
     return this.skills.write(skill.name, { create: true, namespace: input.namespace }, async (write) => {
       const skillId = write.skillId!;
       const existing = await write.versionRows(skillId);
@@ -203,7 +237,7 @@ export class SkillWriteService {
           // A moved tag changes what readers see, so listings must not answer 304 to their old ETags.
           if (previous !== unchanged.version) await write.touch(skillId);
         }
-        return { name: skill.name, version: unchanged.version, digest, created: false, warnings };
+        return { name: skill.name, version: unchanged.version, digest, created: false, warnings, scan };
       }
       const clash = existing.find((row) => row.version === choice.version);
       if (clash) {
@@ -216,7 +250,7 @@ export class SkillWriteService {
       // Compression runs on libuv's thread pool while the version row is inserted.
       const archive = buildArchive(input.files, PUBLISH_ARCHIVE_FORMAT);
       archive.catch(() => {}); // awaited below; never an unhandled rejection meanwhile
-      const versionId = await this.insertVersion(write, skillId, choice.version, input, archive);
+      const versionId = await this.insertVersion(write, skillId, choice.version, input, archive, scan);
       await refreshLatest(write, skillId);
       if (input.tag) await pointTag(write, skillId, skill.name, input.tag, choice.version, input.actor);
       await write.audit({
@@ -227,7 +261,7 @@ export class SkillWriteService {
         detail: { digest, versionSource: choice.source, files: input.files.length, versionId },
       });
       await write.touch(skillId);
-      return { name: skill.name, version: choice.version, digest, created: true, warnings };
+      return { name: skill.name, version: choice.version, digest, created: true, warnings, scan };
     });
   }
 
@@ -281,6 +315,7 @@ export class SkillWriteService {
     version: string,
     input: PublishInput,
     archive: Promise<Awaited<ReturnType<typeof buildArchive>>>,
+    scan: ScanResult,
   ): Promise<string> {
     const { skill, files, digest } = input;
     const skillMd = files.find((file) => file.path === 'SKILL.md');
@@ -299,6 +334,7 @@ export class SkillWriteService {
       tokensBody: countTokens(skill.body),
       ...promptTokenColumns(skill.name, skill.description),
       searchTerms: encodeTerms(searchDocument(skill).terms),
+      scan,
       warnings: skill.warnings,
       publishedBy: input.actor,
     };

@@ -32,6 +32,8 @@ export interface VersionRecord {
   tokensBody: number;
   totalSize: number;
   fileCount: number;
+  /** The publish-time scan; null for versions stored before scanning. */
+  scan: { verdict: string; rules: string; findings: unknown[] } | null;
 }
 
 export const versionColumns = {
@@ -49,6 +51,7 @@ export const versionColumns = {
   tokensBody: skillVersions.tokensBody,
   totalSize: skillVersions.totalSize,
   fileCount: skillVersions.fileCount,
+  scan: skillVersions.scan,
 };
 
 export interface FileEntry {

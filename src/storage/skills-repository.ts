@@ -44,6 +44,8 @@ export interface NewVersion {
   tokensPromptName: number | null;
   /** The counted search terms (src/search/document.ts encodeTerms). */
   searchTerms: string;
+  /** The publish-time scan (src/scan). */
+  scan: { verdict: string; rules: string; findings: unknown[] };
   warnings: { path: string; detail: string }[];
   publishedBy: string;
 }

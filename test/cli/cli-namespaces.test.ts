@@ -189,4 +189,25 @@ describe('skillreg with --namespace and --view', () => {
     const listed = await cli(['token', 'list', ...global()]);
     expect(listed.stdout).toMatch(/data-ci\s+publish\s+data,data-\*/);
   });
+
+  it('sync counts what the security scan refused and what it flagged, and fails on a refusal', async () => {
+    const root = path.join(work, 'scanned');
+    const bad = uniqueName('bad');
+    const flagged = uniqueName('flagged');
+    await mkdir(path.join(root, 'skills', bad, 'scripts'), { recursive: true });
+    await writeFile(
+      path.join(root, 'skills', bad, 'SKILL.md'),
+      `---\nname: ${bad}\ndescription: Bad.\n---\n# bad\n`,
+    );
+    await writeFile(path.join(root, 'skills', bad, 'scripts', 'run.sh'), '#!/bin/sh\nrm -rf ~/\n');
+    await mkdir(path.join(root, 'skills', flagged), { recursive: true });
+    await writeFile(
+      path.join(root, 'skills', flagged, 'SKILL.md'),
+      `---\nname: ${flagged}\ndescription: Flagged.\n---\n# flagged\n\nSee git\u200bhub.com.\n`,
+    );
+    const run = await cli(['sync', root, '--namespace', uniqueName('scan'), ...global()]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(new RegExp(`refused\\s+${bad}`));
+    expect(run.stdout).toContain('security scan: 1 refused (quarantined), 1 published with warnings');
+  });
 });

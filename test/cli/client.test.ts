@@ -111,6 +111,7 @@ const CLIENT_SHAPES = {
     namespace: 0,
     resolvedFrom: 0,
     shadows: 0,
+    scan: 0,
   }),
   FileEntry: keys<FileEntry>({ path: 0, size: 0, digest: 0 }),
   VersionSummary: keys<VersionSummary>({ version: 0, digest: 0, createdAt: 0, yanked: 0, tags: 0 }),
@@ -122,7 +123,7 @@ const CLIENT_SHAPES = {
     body: 0,
     files: 0,
   }),
-  PublishResult: keys<PublishResult>({ name: 0, version: 0, digest: 0, created: 0, warnings: 0 }),
+  PublishResult: keys<PublishResult>({ name: 0, version: 0, digest: 0, created: 0, warnings: 0, scan: 0 }),
   TokenSummary: keys<TokenSummary>({
     id: 0,
     name: 0,

@@ -134,6 +134,8 @@ export function registerSyncCommand(program: Command, { output, clientOf }: CliC
       // A wait before a retry shows in the progress (a line in CI, the bar's label on a terminal).
       const client = clientOf(command, (event) => progress.note(`waiting: ${describeRetry(event)}`));
       let warnings = 0;
+      let scanBlocked = 0;
+      let scanWarned = 0;
       let digests: Map<string, Map<string, string>> | undefined;
       try {
         digests = options.tag ? undefined : await publishedDigests(client);
@@ -161,8 +163,19 @@ export function registerSyncCommand(program: Command, { output, clientOf }: CliC
           }
           const bytes = await writeTarGz(prepared.files);
           const result = await client.publish({ type: 'tar.gz', bytes }, { tag: options.tag });
-          rows.push([result.created ? 'published' : 'unchanged', result.name, result.version, label, '']);
+          const flagged = result.scan?.verdict === 'warn';
+          if (flagged) scanWarned += 1;
+          rows.push([
+            result.created ? 'published' : 'unchanged',
+            result.name,
+            result.version,
+            label,
+            flagged
+              ? `scan warning: ${result.scan.findings.find((finding) => finding.severity === 'medium')?.rule ?? ''}`
+              : '',
+          ]);
         } catch (error) {
+          if (error instanceof RegistryError && error.status === 422 && error.problem.scan) scanBlocked += 1;
           rows.push(['refused', prepared?.skill.name ?? '-', '-', label, reasonOf(error)]);
           // 429 and 503 get here only once the retries are spent: the next skills would wait as long.
           const fatal =
@@ -186,6 +199,11 @@ export function registerSyncCommand(program: Command, { output, clientOf }: CliC
           ? `dry run: ${count('would publish')} would publish, ${count('unchanged')} unchanged, ${refused} refused; nothing was published`
           : `${count('published')} published, ${count('unchanged')} unchanged, ${refused} refused`,
       );
+      if (scanBlocked + scanWarned > 0) {
+        output.info(
+          `security scan: ${scanBlocked} refused (quarantined), ${scanWarned} published with warnings`,
+        );
+      }
       if (warnings > 0) output.info(`${warnings} warning(s): run 'skillreg validate ${root}' to see them`);
       if (refused > 0) throw new ReportedFailure();
     });
