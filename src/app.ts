@@ -32,6 +32,7 @@ import healthRoutes from './http/routes/health.js';
 import mcpRoutes from './http/routes/mcp.js';
 import metricsRoutes from './http/routes/metrics.js';
 import namespacesRoutes from './http/routes/namespaces.js';
+import quarantineRoutes from './http/routes/quarantine.js';
 import searchRoutes from './http/routes/search.js';
 import skillsReadRoutes from './http/routes/skills-read.js';
 import skillsWriteRoutes from './http/routes/skills-write.js';
@@ -206,6 +207,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     });
     await fastify.register(namespacesRoutes, routes);
     await fastify.register(viewsRoutes, routes);
+    await fastify.register(quarantineRoutes, routes);
     await fastify.register(tokensRoutes, routes);
     await fastify.register(auditRoutes, routes);
     await fastify.ready();

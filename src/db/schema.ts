@@ -115,11 +115,19 @@ export const skillVersions = pgTable(
      * before scanning existed (a rescan fills it).
      */
     scan: jsonb('scan').$type<{ verdict: string; rules: string; findings: unknown[] }>(),
+    /**
+     * `held` while the scan's block keeps the version in quarantine (stored for review, never served,
+     * no tag on it), `rejected` once an admin rejected it; null for a servable version.
+     */
+    quarantine: text('quarantine'),
   },
   (table) => [
     uniqueIndex('skill_versions_skill_version_unique').on(table.skillId, table.version),
     index('skill_versions_skill_digest_idx').on(table.skillId, table.digest),
     index('skill_versions_name_trgm_idx').using('gin', sql`${table.name} gin_trgm_ops`),
+    index('skill_versions_quarantine_idx')
+      .on(table.quarantine, table.createdAt)
+      .where(sql`${table.quarantine} is not null`),
   ],
 );
 

@@ -1,4 +1,5 @@
 import type { ReadCache } from '../cache/read-cache.js';
+import { NotFoundError } from '../errors.js';
 import { layersOf, type Scope, skillKey } from '../namespaces.js';
 import { LATEST, type VersionRecord, type VersionSelector } from '../storage/records.js';
 import type { SkillsRepository } from '../storage/skills-repository.js';
@@ -114,8 +115,15 @@ export class SkillResolver {
   private async notServable(namespace: string, name: string, selector: VersionSelector): Promise<Error> {
     const skillId = await this.skills.idOf(name, namespace);
     if (skillId === undefined) return unknownSkill(name, this.skills, [namespace]);
+    const rows = await this.skills.versionRows(skillId);
+    if (rows.length > 0 && rows.every((row) => row.quarantine !== null)) {
+      return new NotFoundError(
+        `skill '${name}' has no version that may be served: every version it has is in quarantine (the security scan blocked it). An admin reviews them with GET /quarantine`,
+        { name, quarantined: rows.length },
+      );
+    }
     if (selector.version !== undefined) {
-      const versions = (await this.skills.versionRows(skillId)).map((row) => row.version);
+      const versions = rows.filter((row) => row.quarantine === null).map((row) => row.version);
       return unknownVersion(name, selector.version, versions);
     }
     const tags = (await this.skills.tagRows(skillId)).map((row) => row.tag);

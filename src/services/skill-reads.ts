@@ -552,8 +552,10 @@ export class SkillReadService {
       this.skills.versionRows(skillId),
       this.skills.tagRows(skillId),
     ]);
-    const byVersion = new Map(rows.map((row) => [row.version, row]));
-    return sortVersionsDescending(rows.map((row) => row.version)).map((version) => {
+    // Quarantined versions are no one's to read: listed only by GET /quarantine.
+    const servable = rows.filter((row) => row.quarantine === null);
+    const byVersion = new Map(servable.map((row) => [row.version, row]));
+    return sortVersionsDescending(servable.map((row) => row.version)).map((version) => {
       const row = byVersion.get(version)!;
       return {
         version,

@@ -47,12 +47,9 @@ export interface PublishResult {
   scan: ScanResult;
 }
 
-/**
- * A publish the scan refuses: 422 with the whole scan. Nothing is stored; keeping refused bundles for
- * review (quarantine) is the next step of the trust work.
- */
+/** A publish the scan blocked: 422 with the whole scan; the version is stored in quarantine. */
 export class QuarantineError extends AppError {
-  constructor(name: string, scan: ScanResult) {
+  constructor(name: string, scan: ScanResult, version: string) {
     const worst = scan.findings
       .slice(0, 3)
       .map(
@@ -62,8 +59,11 @@ export class QuarantineError extends AppError {
     super(
       422,
       'Unprocessable Content',
-      `'${name}' was refused by the security scan (rules ${scan.rules}): ${worst.join('; ')}${scan.findings.length > 3 ? `; and ${scan.findings.length - 3} more` : ''}. Fix every finding at or above the block severity and publish again (skillreg validate shows them offline)`,
+      `'${name}' ${version} is held in quarantine by the security scan (rules ${scan.rules}), stored for review but never served: ${worst.join('; ')}${scan.findings.length > 3 ? `; and ${scan.findings.length - 3} more` : ''}. Fix every finding at or above the block severity and publish again (skillreg validate shows them offline)`,
       {
+        name,
+        version,
+        quarantine: 'held',
         scan,
         errors: scan.findings.map((finding) => ({
           path: finding.line > 0 ? `${finding.path}:${finding.line}` : finding.path,
@@ -155,10 +155,16 @@ async function pointTag(
   version: string,
   actor: string,
 ): Promise<string | null> {
-  const target = await write.versionByNumber(skillId, version);
+  const target = await write.versionByNumber(skillId, version, true);
   if (!target) {
     const versions = (await write.versionRows(skillId)).map((row) => row.version);
     throw unknownVersion(name, version, versions);
+  }
+  if (target.quarantine) {
+    throw new ConflictError(
+      `version ${version} of '${name}' is in quarantine (the security scan blocked it) and cannot carry a dist-tag; an admin can review it (POST /skills/${name}/versions/${version}/review)`,
+      { name, version, quarantine: target.quarantine },
+    );
   }
   if (target.yankedAt) {
     throw new ConflictError(
@@ -205,63 +211,143 @@ export class SkillWriteService {
 
   async publish(input: PublishInput): Promise<PublishResult> {
     const { skill, digest } = input;
-    // Scanned before the write takes its lock: a refused bundle costs no transaction.
+    // Scanned before the write takes its lock.
     const scan = await scanBundle(input.files, { blockSeverity: this.scanBlockSeverity });
-    if (scan.verdict === 'block') throw new QuarantineError(skill.name, scan);
-    return this.skills.write(skill.name, { create: true, namespace: input.namespace }, async (write) => {
-      const skillId = write.skillId!;
-      const existing = await write.versionRows(skillId);
-      const choice = chooseVersion({
-        requested: input.requestedVersion,
-        metadataVersion: skill.metadataVersion,
-        existing: existing.map((row) => row.version),
-      });
-      const warnings = [...skill.warnings, ...choice.warnings];
-      const unchanged = findIdenticalVersion(existing, digest, choice);
-      if (unchanged) {
-        if (unchanged.yankedAt) {
-          warnings.push({
-            path: 'SKILL.md',
-            detail: `this content is identical to yanked version ${unchanged.version}; nothing was published. Change the skill to publish a new version`,
-          });
+    const blocked = scan.verdict === 'block';
+    const result = await this.skills.write(
+      skill.name,
+      { create: true, namespace: input.namespace },
+      async (write) => {
+        const skillId = write.skillId!;
+        const existing = await write.versionRows(skillId);
+        const choice = chooseVersion({
+          requested: input.requestedVersion,
+          metadataVersion: skill.metadataVersion,
+          existing: existing.map((row) => row.version),
+        });
+        const warnings = [...skill.warnings, ...choice.warnings];
+        const unchanged = findIdenticalVersion(existing, digest, choice);
+        if (unchanged?.quarantine) {
+          // Already held (or rejected): the same refusal again, nothing new stored.
+          return {
+            name: skill.name,
+            version: unchanged.version,
+            digest,
+            created: false,
+            warnings,
+            scan,
+            held: true,
+          };
         }
-        if (input.tag && input.tag !== LATEST && !unchanged.yankedAt) {
-          const previous = await pointTag(
-            write,
-            skillId,
-            skill.name,
-            input.tag,
-            unchanged.version,
-            input.actor,
+        if (unchanged) {
+          if (unchanged.yankedAt) {
+            warnings.push({
+              path: 'SKILL.md',
+              detail: `this content is identical to yanked version ${unchanged.version}; nothing was published. Change the skill to publish a new version`,
+            });
+          }
+          if (input.tag && input.tag !== LATEST && !unchanged.yankedAt) {
+            const previous = await pointTag(
+              write,
+              skillId,
+              skill.name,
+              input.tag,
+              unchanged.version,
+              input.actor,
+            );
+            // A moved tag changes what readers see, so listings must not answer 304 to their old ETags.
+            if (previous !== unchanged.version) await write.touch(skillId);
+          }
+          return { name: skill.name, version: unchanged.version, digest, created: false, warnings, scan };
+        }
+        const clash = existing.find((row) => row.version === choice.version);
+        if (clash) {
+          throw new ConflictError(
+            `version ${choice.version} of '${skill.name}' already exists with different content (${clash.digest}); versions are immutable: publish under a new version (bump metadata.version or pass ?version=), or omit the version to get the next patch`,
+            { name: skill.name, version: choice.version, existingDigest: clash.digest, digest },
           );
-          // A moved tag changes what readers see, so listings must not answer 304 to their old ETags.
-          if (previous !== unchanged.version) await write.touch(skillId);
         }
-        return { name: skill.name, version: unchanged.version, digest, created: false, warnings, scan };
+
+        // Compression runs on libuv's thread pool while the version row is inserted.
+        const archive = buildArchive(input.files, PUBLISH_ARCHIVE_FORMAT);
+        archive.catch(() => {}); // awaited below; never an unhandled rejection meanwhile
+        const versionId = await this.insertVersion(
+          write,
+          skillId,
+          choice.version,
+          input,
+          archive,
+          scan,
+          blocked,
+        );
+        // A quarantined version is kept for review only: no tag points at it, so no face serves it.
+        if (!blocked) {
+          await refreshLatest(write, skillId);
+          if (input.tag) await pointTag(write, skillId, skill.name, input.tag, choice.version, input.actor);
+        }
+        await write.audit({
+          actor: input.actor,
+          action: blocked ? 'quarantine' : 'publish',
+          skill: skill.name,
+          version: choice.version,
+          detail: {
+            digest,
+            versionSource: choice.source,
+            files: input.files.length,
+            versionId,
+            ...(blocked ? { findings: scan.findings.length } : {}),
+          },
+        });
+        await write.touch(skillId);
+        return {
+          name: skill.name,
+          version: choice.version,
+          digest,
+          created: true,
+          warnings,
+          scan,
+          held: blocked,
+        };
+      },
+    );
+    const { held, ...answer } = result;
+    if (held) throw new QuarantineError(skill.name, scan, answer.version);
+    return answer;
+  }
+
+  /**
+   * An admin's decision on a quarantined version: `release` makes it servable (tags by the usual
+   * rules), `reject` keeps it stored and unserved for good. Audited with the reason.
+   */
+  async review(
+    name: string,
+    version: string,
+    decision: 'release' | 'reject',
+    reason: string,
+    actor: string,
+    namespace?: string,
+  ): Promise<{ quarantine: string | null; latest: string | null }> {
+    return this.skills.write(name, { create: false, namespace }, async (write) => {
+      const skillId = await existingSkill(write, name);
+      const row = await write.versionByNumber(skillId, version, true);
+      if (!row) {
+        const versions = (await write.versionRows(skillId)).map((entry) => entry.version);
+        throw unknownVersion(name, version, versions);
       }
-      const clash = existing.find((row) => row.version === choice.version);
-      if (clash) {
+      if (row.quarantine !== 'held') {
         throw new ConflictError(
-          `version ${choice.version} of '${skill.name}' already exists with different content (${clash.digest}); versions are immutable: publish under a new version (bump metadata.version or pass ?version=), or omit the version to get the next patch`,
-          { name: skill.name, version: choice.version, existingDigest: clash.digest, digest },
+          row.quarantine === 'rejected'
+            ? `version ${version} of '${name}' was rejected already; publish a fixed version instead`
+            : `version ${version} of '${name}' is not in quarantine; only held versions are reviewed (GET /quarantine lists them)`,
+          { name, version, quarantine: row.quarantine },
         );
       }
-
-      // Compression runs on libuv's thread pool while the version row is inserted.
-      const archive = buildArchive(input.files, PUBLISH_ARCHIVE_FORMAT);
-      archive.catch(() => {}); // awaited below; never an unhandled rejection meanwhile
-      const versionId = await this.insertVersion(write, skillId, choice.version, input, archive, scan);
-      await refreshLatest(write, skillId);
-      if (input.tag) await pointTag(write, skillId, skill.name, input.tag, choice.version, input.actor);
-      await write.audit({
-        actor: input.actor,
-        action: 'publish',
-        skill: skill.name,
-        version: choice.version,
-        detail: { digest, versionSource: choice.source, files: input.files.length, versionId },
-      });
+      const state = decision === 'release' ? null : 'rejected';
+      await write.setQuarantine(row.id, state);
+      if (decision === 'release') await refreshLatest(write, skillId);
+      await write.audit({ actor, action: 'review', skill: name, version, detail: { decision, reason } });
       await write.touch(skillId);
-      return { name: skill.name, version: choice.version, digest, created: true, warnings, scan };
+      return { quarantine: state, latest: await write.taggedVersion(skillId, LATEST) };
     });
   }
 
@@ -316,6 +402,7 @@ export class SkillWriteService {
     input: PublishInput,
     archive: Promise<Awaited<ReturnType<typeof buildArchive>>>,
     scan: ScanResult,
+    quarantined: boolean,
   ): Promise<string> {
     const { skill, files, digest } = input;
     const skillMd = files.find((file) => file.path === 'SKILL.md');
@@ -335,6 +422,7 @@ export class SkillWriteService {
       ...promptTokenColumns(skill.name, skill.description),
       searchTerms: encodeTerms(searchDocument(skill).terms),
       scan,
+      quarantine: quarantined ? ('held' as const) : null,
       warnings: skill.warnings,
       publishedBy: input.actor,
     };

@@ -13,6 +13,8 @@ export const AUDIT_ACTIONS = [
   'view.put',
   'view.delete',
   'namespace.delete',
+  'quarantine',
+  'review',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -92,7 +92,8 @@ export class NamespacesRepository {
     const result = await this.db.execute(sql`
       select ${skills.name} as name,
         coalesce(json_agg(json_build_object('version', ${skillVersions.version}, 'digest', ${skillVersions.digest}))
-          filter (where ${skillVersions.id} is not null and ${skillVersions.yankedAt} is null), '[]') as versions
+          filter (where ${skillVersions.id} is not null and ${skillVersions.yankedAt} is null
+            and ${skillVersions.quarantine} is null), '[]') as versions
       from ${skills}
       left join ${skillVersions} on ${skillVersions.skillId} = ${skills.id}
       where ${skills.namespace} = ${namespace}

@@ -34,6 +34,8 @@ export interface VersionRecord {
   fileCount: number;
   /** The publish-time scan; null for versions stored before scanning. */
   scan: { verdict: string; rules: string; findings: unknown[] } | null;
+  /** `held` or `rejected` while quarantined (never served); null for a servable version. */
+  quarantine: string | null;
 }
 
 export const versionColumns = {
@@ -52,6 +54,7 @@ export const versionColumns = {
   totalSize: skillVersions.totalSize,
   fileCount: skillVersions.fileCount,
   scan: skillVersions.scan,
+  quarantine: skillVersions.quarantine,
 };
 
 export interface FileEntry {
@@ -69,6 +72,8 @@ export interface VersionRow {
   digest: string;
   createdAt: Date;
   yankedAt: Date | null;
+  /** `held` or `rejected` while quarantined; null for a servable version. */
+  quarantine: string | null;
 }
 
 /** The catalogue and loads revisions a read reflects. */

@@ -46,6 +46,8 @@ export interface NewVersion {
   searchTerms: string;
   /** The publish-time scan (src/scan). */
   scan: { verdict: string; rules: string; findings: unknown[] };
+  /** `held` for a version the scan blocked (stored for review, never served). */
+  quarantine: 'held' | null;
   warnings: { path: string; detail: string }[];
   publishedBy: string;
 }
@@ -90,11 +92,22 @@ export class SkillReads {
     return rows.map((row) => row.name);
   }
 
-  async versionByNumber(skillId: string, version: string): Promise<VersionRecord | undefined> {
+  /** A version by number; a quarantined one only with `quarantined` (reads never see it). */
+  async versionByNumber(
+    skillId: string,
+    version: string,
+    quarantined = false,
+  ): Promise<VersionRecord | undefined> {
     const [row] = await this.db
       .select(versionColumns)
       .from(skillVersions)
-      .where(and(eq(skillVersions.skillId, skillId), eq(skillVersions.version, version)));
+      .where(
+        and(
+          eq(skillVersions.skillId, skillId),
+          eq(skillVersions.version, version),
+          quarantined ? undefined : isNull(skillVersions.quarantine),
+        ),
+      );
     return row;
   }
 
@@ -107,7 +120,7 @@ export class SkillReads {
     return row;
   }
 
-  /** Every version of a skill, in no particular order. */
+  /** Every version of a skill, in no particular order; quarantined ones say so. */
   async versionRows(skillId: string): Promise<VersionRow[]> {
     return this.db
       .select({
@@ -116,6 +129,7 @@ export class SkillReads {
         digest: skillVersions.digest,
         createdAt: skillVersions.createdAt,
         yankedAt: skillVersions.yankedAt,
+        quarantine: skillVersions.quarantine,
       })
       .from(skillVersions)
       .where(eq(skillVersions.skillId, skillId));
@@ -259,11 +273,23 @@ export class SkillWrite extends SkillReads {
     return row;
   }
 
+  /** Versions `latest` may point at: neither yanked nor quarantined. */
   async liveVersions(skillId: string): Promise<{ id: string; version: string }[]> {
     return this.tx
       .select({ id: skillVersions.id, version: skillVersions.version })
       .from(skillVersions)
-      .where(and(eq(skillVersions.skillId, skillId), isNull(skillVersions.yankedAt)));
+      .where(
+        and(
+          eq(skillVersions.skillId, skillId),
+          isNull(skillVersions.yankedAt),
+          isNull(skillVersions.quarantine),
+        ),
+      );
+  }
+
+  /** Sets a version's quarantine state (null: servable). */
+  async setQuarantine(versionId: string, state: 'held' | 'rejected' | null): Promise<void> {
+    await this.tx.update(skillVersions).set({ quarantine: state }).where(eq(skillVersions.id, versionId));
   }
 
   /** Points a tag at a version; `pinned` records a move by hand. */
@@ -334,8 +360,40 @@ export class SkillWrite extends SkillReads {
   }
 }
 
+/** A version in quarantine, as GET /quarantine lists it. */
+export interface QuarantinedVersion {
+  namespace: string;
+  name: string;
+  version: string;
+  digest: string;
+  publishedBy: string;
+  createdAt: Date;
+  state: string;
+  scan: { verdict: string; rules: string; findings: unknown[] } | null;
+}
+
 /** Stores and reads skills. Every write is one transaction per skill that also bumps the revision. */
 export class SkillsRepository extends SkillReads {
+  /** Versions in quarantine in `state` (held or rejected), newest first, at most `limit`. */
+  async quarantined(state: 'held' | 'rejected', limit: number): Promise<QuarantinedVersion[]> {
+    return this.db
+      .select({
+        namespace: skills.namespace,
+        name: skills.name,
+        version: skillVersions.version,
+        digest: skillVersions.digest,
+        publishedBy: skillVersions.publishedBy,
+        createdAt: skillVersions.createdAt,
+        state: sql<string>`${skillVersions.quarantine}`,
+        scan: skillVersions.scan,
+      })
+      .from(skillVersions)
+      .innerJoin(skills, eq(skills.id, skillVersions.skillId))
+      .where(eq(skillVersions.quarantine, state))
+      .orderBy(sql`${skillVersions.createdAt} desc`)
+      .limit(limit);
+  }
+
   private readonly changeListeners: ((change: CatalogueChange) => void)[] = [];
 
   /**

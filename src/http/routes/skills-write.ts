@@ -293,6 +293,55 @@ const skillsWriteRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: Name
       return { name, version, yanked: true as const, ...result };
     },
   );
+
+  app.post(
+    '/skills/:name/versions/:version/review',
+    {
+      preHandler: app.authorize('admin', inNamespace),
+      schema: {
+        tags: ['versions'],
+        summary: 'Review a version in quarantine',
+        description:
+          '`release` makes a version the security scan blocked servable (latest follows the usual rules); `reject` keeps it stored and unserved for good (listed by `GET /quarantine?state=rejected`). Audited with the reason.',
+        operationId: operation('reviewVersion'),
+        params: where.extend(nameParam.shape).extend({ version: withoutNul(z.string().min(1).max(256)) }),
+        querystring: z.object(namespaceQuery),
+        body: z.object({
+          decision: z.enum(['release', 'reject']),
+          reason: z.string().trim().min(1).max(2000).describe('Why: kept in the audit log'),
+        }),
+        response: {
+          200: z.object({
+            name: z.string(),
+            version: z.string(),
+            decision: z.enum(['release', 'reject']),
+            quarantine: z.enum(['rejected']).nullable().describe('null: released'),
+            latest: z.string().nullable().describe('The version latest points at now'),
+          }),
+          ...problemResponses(400, 401, 403, 404, 409),
+        },
+      },
+    },
+    async (request) => {
+      const { name, version } = request.params;
+      const { decision, reason } = request.body;
+      const result = await writes.review(
+        name,
+        version,
+        decision,
+        reason,
+        request.principal!.actor,
+        requestNamespace(request),
+      );
+      return {
+        name,
+        version,
+        decision,
+        quarantine: result.quarantine as 'rejected' | null,
+        latest: result.latest,
+      };
+    },
+  );
 };
 
 /** The path prefix of a namespace's API: none for `default`. */
