@@ -1,8 +1,12 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RULES_VERSION } from '../../src/scan/index.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
+import { listening } from '../helpers/http.js';
 
 const withScript = (name: string, script: string) =>
   files({
@@ -220,5 +224,27 @@ describe('quarantine', () => {
       'review',
       'quarantine',
     ]);
+  });
+
+  it('a skill whose only version is quarantined is unknown to search, tools and MCP', async () => {
+    const word = `quarantinedzebra${Date.now().toString(36)}`;
+    const name = uniqueName('only-held');
+    expect((await publish(ctx.app, malicious(name, `# ${word}\n\nUse ${word}.\n`))).statusCode).toBe(422);
+    expect((await ctx.app.inject({ url: `/search?q=${word}` })).json().results).toEqual([]);
+    expect((await ctx.app.inject({ url: `/skills?q=${word}` })).json().items).toEqual([]);
+    expect(JSON.stringify((await ctx.app.inject({ url: '/tools' })).json())).not.toContain(name);
+    const client = new Client({ name: 'quarantine-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', await listening(ctx.app))));
+    try {
+      const loaded = (await client.callTool({ name: 'load_skill', arguments: { name } })) as CallToolResult;
+      expect(loaded.isError).toBe(true);
+      const exact = (await client.callTool({
+        name: 'load_skill',
+        arguments: { name, version: '1.0.0' },
+      })) as CallToolResult;
+      expect(exact.isError).toBe(true);
+    } finally {
+      await client.close();
+    }
   });
 });
