@@ -29,7 +29,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +37,7 @@ import autocannon, { type Request } from 'autocannon';
 import pg from 'pg';
 import { writeTarGz } from '../src/bundle/archive-write.js';
 import { openDatabase } from '../src/db/client.js';
+import { cpuTicks, freePort, TICK_MICROS } from './processes.js';
 import { seedSkills, syntheticSkill, TOPICS } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -93,17 +93,6 @@ interface Service {
   base: string;
   child: ChildProcess;
   output: () => string;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function cleanEnv(): Record<string, string> {
@@ -214,13 +203,6 @@ async function stop(service: Service | undefined): Promise<void> {
 }
 
 /** Clock ticks of user and system time a process has used (/proc/<pid>/stat fields 14 and 15). */
-function cpuTicks(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
-
-/** Linux reports process times in USER_HZ ticks, 100 a second. */
-const TICK_MICROS = 10_000;
 
 function rssMiB(service: Service): number {
   const status = readFileSync(`/proc/${service.child.pid}/status`, 'utf8');

@@ -18,12 +18,12 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon, { type Request } from 'autocannon';
 import pg from 'pg';
 import { openDatabase } from '../src/db/client.js';
+import { cpuTicks, freePort, TICK_MICROS } from './processes.js';
 import { seedSkills, syntheticSkill } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -78,17 +78,6 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 interface Service {
   base: string;
   child: ChildProcess;
@@ -134,11 +123,6 @@ async function startService(env: Record<string, string>): Promise<Service> {
   }
 }
 
-function cpuTicks(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
-
 interface Run {
   rps: number;
   cpuMicros: number;
@@ -177,7 +161,7 @@ async function load(
   times.sort((a, b) => a - b);
   return {
     rps: times.length / Math.max(result.duration, 0.001),
-    cpuMicros: (ticks * 10_000) / Math.max(times.length, 1),
+    cpuMicros: (ticks * TICK_MICROS) / Math.max(times.length, 1),
     p95: percentile(times, 95),
   };
 }

@@ -63,6 +63,14 @@ declare module 'fastify' {
  * SKILLREG_READ_AUTH=true) only when it covers every layer of it.
  */
 export function useScope(app: FastifyInstance, registry: Registry, mount: ReadMount): void {
+  if (mount === 'root') {
+    // The root reads `default`: set without a promise, on the hottest path.
+    app.addHook('preHandler', (request, _reply, done) => {
+      request.scope = DEFAULT_SCOPE;
+      done();
+    });
+    return;
+  }
   app.addHook('preHandler', async (request: FastifyRequest) => {
     request.scope = await scopeOf(registry, mount, request);
     const limited = request.principal?.namespaces;
@@ -80,11 +88,15 @@ export function useScope(app: FastifyInstance, registry: Registry, mount: ReadMo
   });
 }
 
-function scopeOf(registry: Registry, mount: ReadMount, request: FastifyRequest): Promise<Scope> | Scope {
+function scopeOf(
+  registry: Registry,
+  mount: Exclude<ReadMount, 'root'>,
+  request: FastifyRequest,
+): Promise<Scope> {
   const params = request.params as { namespace?: string; view?: string };
-  if (mount === 'namespace') return registry.scopes.namespace(params.namespace!);
-  if (mount === 'view') return registry.scopes.view(params.view!);
-  return DEFAULT_SCOPE;
+  return mount === 'namespace'
+    ? registry.scopes.namespace(params.namespace!)
+    : registry.scopes.view(params.view!);
 }
 
 /** The problem responses of a route under `mount`: an unknown namespace or view adds a 404. */

@@ -46,6 +46,11 @@ function zipEntries(bytes: Uint8Array): { encrypted: string[]; executables: stri
   return { encrypted, executables, names };
 }
 
+/** The first few entry names, for a detail. */
+function listed(names: readonly string[]): string {
+  return `${names.slice(0, 3).join(', ')}${names.length > 3 ? ', ...' : ''}`;
+}
+
 export async function binaryFindings(path: string, bytes: Uint8Array): Promise<Finding[]> {
   const type = await fileTypeFromBuffer(bytes.subarray(0, 64 * 1024)).catch(() => undefined);
   if (!type) return [];
@@ -70,7 +75,7 @@ export async function binaryFindings(path: string, bytes: Uint8Array): Promise<F
           severity: 'high',
           path,
           line: 0,
-          detail: `a password-protected archive (${encrypted.slice(0, 3).join(', ')}${encrypted.length > 3 ? ', ...' : ''}): no scanner can see inside, which is why attackers use them. Ship the files themselves`,
+          detail: `a password-protected archive (${listed(encrypted)}): no scanner can see inside, which is why attackers use them. Ship the files themselves`,
         },
       ];
     }
@@ -81,7 +86,7 @@ export async function binaryFindings(path: string, bytes: Uint8Array): Promise<F
           severity: 'high',
           path,
           line: 0,
-          detail: `an archive holding programs (${executables.slice(0, 3).join(', ')}${executables.length > 3 ? ', ...' : ''}): machine code nobody can review. Ship source or scripts instead`,
+          detail: `an archive holding programs (${listed(executables)}): machine code nobody can review. Ship source or scripts instead`,
         },
       ];
     }

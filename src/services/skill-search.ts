@@ -1,7 +1,7 @@
 import type { CatalogueState } from '../cache/catalogue-state.js';
 import { SearchMirror } from '../cache/search-mirror.js';
 import { BadRequestError } from '../errors.js';
-import { DEFAULT_NAMESPACE, layersOf, type Scope } from '../namespaces.js';
+import { DEFAULT_NAMESPACE, layersOf, type Scope, skillKey } from '../namespaces.js';
 import { DEFAULT_TOOL_LIMIT, MAX_TOOL_LIMIT } from '../render/tools.js';
 import type { Field } from '../search/document.js';
 import type { MatchedTerm } from '../search/search-index.js';
@@ -176,10 +176,10 @@ export class SkillSearchService {
       this.feedback.noteSearch(
         request.client,
         request.query,
-        hits.map((hit) => feedbackKey(hit)),
+        hits.map((hit) => skillKey(hit.namespace, hit.name)),
       );
     return hits.flatMap((hit) => {
-      const description = items.get(feedbackKey(hit))?.description;
+      const description = items.get(skillKey(hit.namespace, hit.name))?.description;
       if (description === undefined) return [];
       const result = {
         name: hit.name,
@@ -219,7 +219,7 @@ export class SkillSearchService {
     const { hits, more } = await this.search(scope, { query: query.q, limit: query.limit, offset, tag });
     const items = await this.itemsOf(tag, hits);
     const ranked = hits.flatMap((hit) => {
-      const item = items.get(feedbackKey(hit));
+      const item = items.get(skillKey(hit.namespace, hit.name));
       if (!item) return [];
       return [
         scope.kind === 'view'
@@ -242,7 +242,7 @@ export class SkillSearchService {
     await Promise.all(
       [...byNamespace].map(async ([namespace, names]) => {
         for (const item of await this.catalogue.itemsOf(tag, names, namespace)) {
-          found.set(feedbackKey({ namespace, name: item.name }), item);
+          found.set(skillKey(namespace, item.name), item);
         }
       }),
     );
@@ -373,11 +373,6 @@ export function describeMatch(
     corrected,
     learned: [...learned],
   };
-}
-
-/** A hit's skill key (src/namespaces.ts): what feedback and item lookups are keyed by. */
-function feedbackKey(hit: { namespace: string; name: string }): string {
-  return hit.namespace === DEFAULT_NAMESPACE ? hit.name : `${hit.namespace}/${hit.name}`;
 }
 
 function encodeSearchCursor(offset: number): string {

@@ -3,29 +3,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
-import type { Output } from '../../src/cli/output.js';
 import { uniqueName } from '../helpers/bundles.js';
+import { capturedOutput } from '../helpers/cli-output.js';
 import { ADMIN_TOKEN, adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
 import { listening } from '../helpers/http.js';
 
 /** The CLI in process (same commands as the binary), its output captured. */
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const captured = { stdout: '', stderr: '' };
-  const output: Output = {
-    info: (line) => {
-      captured.stdout += `${line}\n`;
-    },
-    error: (line) => {
-      captured.stderr += `${line}\n`;
-    },
-    raw: (text) => {
-      captured.stdout += text;
-    },
-    rawError: (text) => {
-      captured.stderr += text;
-    },
-    interactive: false,
-  };
+  const { output, captured } = capturedOutput();
   const code = await runCli(args, output);
   return { code, ...captured };
 }

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
-import type { Output } from '../../src/cli/output.js';
+import { capturedOutput } from '../helpers/cli-output.js';
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/context.js';
 import { startFlakyProxy } from '../helpers/flaky-proxy.js';
 import { withDatabase } from '../helpers/global-setup.js';
@@ -206,22 +206,7 @@ describe('skillreg CLI (subprocess, live service)', () => {
     const [binaryRoot, binarySync] = await Promise.all([cli(['--help']), cli(['sync', '--help'])]);
     const runs: Run[] = [];
     for (const command of commands) {
-      const captured = { stdout: '', stderr: '' };
-      const output: Output = {
-        info: (line) => {
-          captured.stdout += `${line}\n`;
-        },
-        error: (line) => {
-          captured.stderr += `${line}\n`;
-        },
-        raw: (text) => {
-          captured.stdout += text;
-        },
-        rawError: (text) => {
-          captured.stderr += text;
-        },
-        interactive: false,
-      };
+      const { output, captured } = capturedOutput();
       const code = await runCli([...command, '--help'], output);
       runs.push({ code, ...captured });
     }

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { createLimitTracker, tooLarge, tooManyFiles } from '../../bundle/archive-read.js';
 import { BundleError, type BundleFile, type BundleLimits } from '../../bundle/types.js';
 import { BadRequestError } from '../../errors.js';
-import { DEFAULT_NAMESPACE } from '../../namespaces.js';
+import { scopePath } from '../../namespaces.js';
 import { publishResultSchema } from '../../services/documents.js';
 import type { Registry } from '../../services/registry.js';
 import type { Upload } from '../../services/skill-writes.js';
@@ -217,7 +217,7 @@ const skillsWriteRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: Name
       );
       reply.header(
         'location',
-        `${namespacePath(namespace)}/skills/${result.name}?version=${encodeURIComponent(result.version)}`,
+        `${scopePath({ kind: 'namespace', namespace })}/skills/${result.name}?version=${encodeURIComponent(result.version)}`,
       );
       return reply.code(result.created ? 201 : 200).send(result);
     },
@@ -343,10 +343,5 @@ const skillsWriteRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: Name
     },
   );
 };
-
-/** The path prefix of a namespace's API: none for `default`. */
-export function namespacePath(namespace: string): string {
-  return namespace === DEFAULT_NAMESPACE ? '' : `/namespaces/${namespace}`;
-}
 
 export default skillsWriteRoutes;

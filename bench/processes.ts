@@ -1,0 +1,25 @@
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+
+/** What the benchmarks share about the processes they start and measure. */
+
+/** A loopback port free at the time of asking. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** CPU time (user + system) a process has used so far, in USER_HZ ticks. */
+export function cpuTicks(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/** Linux reports process times in USER_HZ ticks, 100 a second. */
+export const TICK_MICROS = 10_000;
