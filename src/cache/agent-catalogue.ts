@@ -51,6 +51,7 @@ class MirroredSkill implements AgentSkill {
     this.name = entry.name;
     this.description = entry.description;
     this.disableModelInvocation = entry.disableModelInvocation;
+    this.scanVerdict = entry.scanVerdict;
     this.bodyTokens = entry.tokens.body;
     this.loadedAt = entry.lastLoadedAt?.getTime() ?? -1;
     this.loadCount = entry.loadCount;
@@ -65,6 +66,8 @@ class MirroredSkill implements AgentSkill {
   readonly name: string;
   readonly description: string | undefined;
   readonly disableModelInvocation: string | null;
+  /** 'pass', 'warn' or null: the database's strings, shared by every entry. */
+  readonly scanVerdict: string | null;
   /** One field more per entry (a small integer, held in the field itself): what budgets rank by. */
   readonly loadCount: number;
   private readonly bodyTokens: number;

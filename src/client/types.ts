@@ -26,6 +26,8 @@ export interface CatalogueItem {
   match?: SearchMatch;
   /** In a view: the layer (namespace) the skill resolves to. */
   namespace?: string;
+  /** The version's scan verdict (GET /skills/{name} has the findings); null before scanning. */
+  scan: { verdict: 'pass' | 'warn' | 'block' } | null;
 }
 
 /** Why a search result matched: the request's words found in each field. */

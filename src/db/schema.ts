@@ -115,6 +115,8 @@ export const skillVersions = pgTable(
      * before scanning existed (a rescan fills it).
      */
     scan: jsonb('scan').$type<{ verdict: string; rules: string; findings: unknown[] }>(),
+    /** The scan's verdict alone, kept by the database, for listings that name it and not the findings. */
+    scanVerdict: text('scan_verdict').generatedAlwaysAs(sql`scan ->> 'verdict'`),
     /**
      * `held` while the scan's block keeps the version in quarantine (stored for review, never served,
      * no tag on it), `rejected` once an admin rejected it; null for a servable version.

@@ -8,6 +8,14 @@ import type { CachedBody } from '../cache/bodies.js';
  * turns in between.
  */
 
+/** What listings say of a version's security scan (GET /skills/{name} has the findings). */
+export const scanVerdictSchema = z
+  .object({ verdict: z.enum(['pass', 'warn', 'block']) })
+  .nullable()
+  .describe(
+    "The version's security scan verdict: pass, or warn (published and flagged; GET /skills/{name} lists the findings); null for a version stored before scanning, until POST /admin/rescan",
+  );
+
 const omittedSchema = z.object({
   name: z.string(),
   reason: z
@@ -30,6 +38,7 @@ export const promptJsonSchema = z.object({
         entry: z.number().int().describe('Tokens this skill adds to the fragment'),
         body: z.number().int().describe('Tokens of its body, once loaded'),
       }),
+      scan: scanVerdictSchema,
     }),
   ),
   omitted: z.array(omittedSchema),

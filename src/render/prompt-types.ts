@@ -39,6 +39,8 @@ export interface PromptSkill {
    */
   digest?: string;
   tokens: { body: number };
+  /** The version's scan verdict (pass or warn), which the JSON layout names; null before scanning. */
+  scanVerdict?: string | null;
   /**
    * The counts of the skill's own parts of its entry, stored with the version at publish
    * (promptEntryTokens); without them the parts are counted at the first rendering and remembered.

@@ -1,3 +1,4 @@
+import type { Verdict } from '../scan/types.js';
 import { type FittedPrompt, fitPrompt } from './prompt-budget.js';
 import { FragmentRenderer, skillLocation } from './prompt-render.js';
 import { countEntries, type EntryTokens, Layout, layoutKeyOf } from './prompt-tokens.js';
@@ -48,6 +49,21 @@ export interface IncludedSkill {
   version: string;
   location: string;
   tokens: { entry: number; body: number };
+  /** The version's scan verdict; null for versions stored before scanning. */
+  scan: { verdict: Verdict } | null;
+}
+
+/** One object per verdict, shared by every entry of every rendering (a large catalogue lists many). */
+const SCAN_VERDICTS = new Map<string, { verdict: Verdict }>();
+
+function scanOf(verdict: string | null | undefined): { verdict: Verdict } | null {
+  if (verdict == null) return null;
+  let scan = SCAN_VERDICTS.get(verdict);
+  if (scan === undefined) {
+    scan = Object.freeze({ verdict: verdict as Verdict });
+    SCAN_VERDICTS.set(verdict, scan);
+  }
+  return scan;
 }
 
 export interface PromptResult {
@@ -132,6 +148,7 @@ async function promptResult(
       version: skill.version,
       location: skillLocation(options.baseUrl, skill.name, options.tag),
       tokens: { entry: entries.byIndex[i]!, body: skill.tokens.body },
+      scan: scanOf(skill.scanVerdict),
     });
   }
   // Only the JSON layout lists what was dropped (with a large catalogue and a small budget, nearly

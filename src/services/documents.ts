@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { scanVerdictSchema } from '../render/prompt-document.js';
 
 /**
  * The documents the registry answers with, whatever the face: the shapes of /openapi.json, and the
@@ -47,6 +48,7 @@ export const catalogueItemSchema = z.object({
   tokens: tokenCountsSchema,
   match: searchMatchSchema.optional().describe('With q: why the skill matched, items being best first'),
   namespace: z.string().optional().describe('In a view: the layer (namespace) the skill resolves to'),
+  scan: scanVerdictSchema,
 });
 
 /** One result of search_skills and GET /search (src/services/skill-search.ts ModelSearchResult). */

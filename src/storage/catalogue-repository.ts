@@ -14,6 +14,8 @@ export interface CatalogueItem {
   updatedAt: Date;
   tokens: { description: number; body: number };
   frontmatter: Record<string, unknown>;
+  /** The version's scan verdict (pass or warn: blocked versions are never listed); null before scanning. */
+  scan: { verdict: string } | null;
 }
 
 export interface CatalogueQuery {
@@ -46,6 +48,7 @@ interface RawItemRow {
   tokens_body: number | string;
   frontmatter: Record<string, unknown>;
   tags: string[];
+  scan_verdict: string | null;
 }
 
 /** A row of agentCatalogue's statement, as the driver returns it. */
@@ -55,6 +58,7 @@ interface AgentCatalogueRow {
   version: string;
   digest: string;
   flag: string | null;
+  scan_verdict: string | null;
   tokens_body: number;
   last_loaded_at: Date | string | null;
   /** bigint: the driver returns it as text. */
@@ -72,6 +76,8 @@ export interface AgentCatalogueEntry {
   digest: string;
   /** The frontmatter's `disable-model-invocation` as text (true reads "true"); null when absent. */
   disableModelInvocation: string | null;
+  /** The version's scan verdict; null for versions stored before scanning. */
+  scanVerdict: string | null;
   tokens: { body: number };
   /** Last recorded layer-2 load of the skill (any version); null when never loaded. */
   lastLoadedAt: Date | null;
@@ -135,7 +141,7 @@ export class CatalogueRepository {
         ${skillVersions.version} as version, ${skillVersions.digest} as digest,
         ${distTags.updatedAt} as updated_at, ${skillVersions.tokensDescription} as tokens_description,
         ${skillVersions.tokensBody} as tokens_body, ${skillVersions.frontmatter} as frontmatter,
-        ${tagsOfVersion()} as tags
+        ${skillVersions.scanVerdict} as scan_verdict, ${tagsOfVersion()} as tags
       from unnest(${sql.raw('ARRAY[')}${sql.join(
         names.map((name) => sql`${name}`),
         sql`, `,
@@ -155,6 +161,7 @@ export class CatalogueRepository {
         tokensBody: Number(row.tokens_body),
         frontmatter: row.frontmatter,
         tags: row.tags,
+        scanVerdict: row.scan_verdict,
       }),
     );
     releaseRows(rows);
@@ -183,6 +190,7 @@ export class CatalogueRepository {
         ${query.descriptions === false ? sql`''` : skillVersions.description} as description,
         ${skillVersions.version} as version, ${skillVersions.digest} as digest,
         ${skillVersions.frontmatter} ->> 'disable-model-invocation' as flag,
+        ${skillVersions.scanVerdict} as scan_verdict,
         ${skillVersions.tokensBody} as tokens_body, ${skills.lastLoadedAt} as last_loaded_at,
         ${skills.loadCount} as load_count,
         ${promptTokenSelection()}
@@ -222,6 +230,7 @@ export class CatalogueRepository {
         select ${skills.name} as name, ${skillVersions.description} as description,
           ${skillVersions.version} as version, ${skillVersions.digest} as digest,
           ${skillVersions.frontmatter} ->> 'disable-model-invocation' as flag,
+        ${skillVersions.scanVerdict} as scan_verdict,
           ${skillVersions.tokensBody} as tokens_body, ${skills.lastLoadedAt} as last_loaded_at,
         ${skills.loadCount} as load_count,
           ${promptTokenSelection()}
@@ -316,6 +325,7 @@ function agentEntryOf(row: AgentCatalogueRow): AgentCatalogueEntry {
     version: row.version,
     digest: row.digest,
     disableModelInvocation: row.flag,
+    scanVerdict: row.scan_verdict,
     tokens: { body: Number(row.tokens_body) },
     lastLoadedAt: row.last_loaded_at === null ? null : new Date(row.last_loaded_at),
     loadCount: Number(row.load_count),
@@ -367,6 +377,7 @@ function catalogueItemOf(row: {
   tokensDescription: number;
   tokensBody: number;
   frontmatter: Record<string, unknown>;
+  scanVerdict: string | null;
 }): CatalogueItem {
   return {
     name: row.name,
@@ -377,6 +388,7 @@ function catalogueItemOf(row: {
     updatedAt: new Date(row.updatedAt),
     tokens: { description: row.tokensDescription, body: row.tokensBody },
     frontmatter: row.frontmatter,
+    scan: row.scanVerdict === null ? null : { verdict: row.scanVerdict },
   };
 }
 
@@ -391,6 +403,7 @@ function catalogueColumns(tagsOfVersion: SQL<string[]>) {
     tokensDescription: skillVersions.tokensDescription,
     tokensBody: skillVersions.tokensBody,
     frontmatter: skillVersions.frontmatter,
+    scanVerdict: skillVersions.scanVerdict,
     tags: tagsOfVersion,
   };
 }

@@ -21,6 +21,7 @@ function entry(name: string, version = '1.0.0'): AgentCatalogueEntry {
     version,
     digest: `sha256:${name}-${version}`,
     disableModelInvocation: null,
+    scanVerdict: 'pass',
     tokens: { body: 10 },
     lastLoadedAt: null,
     loadCount: 0,

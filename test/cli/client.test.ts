@@ -94,6 +94,7 @@ const CLIENT_SHAPES = {
     tokens: 0,
     match: 0,
     namespace: 0,
+    scan: 0,
   }),
   SkillDetail: keys<SkillDetail>({
     name: 0,

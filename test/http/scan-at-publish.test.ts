@@ -84,6 +84,23 @@ describe('the security scan at publish', () => {
     );
     expect(again.statusCode).toBe(200);
     expect(again.json().scan.verdict).toBe('warn');
+
+    // Listings name the verdict alone: catalogue pages, searches and prompt json entries.
+    const page = (await ctx.app.inject({ url: '/skills?limit=500' })).json();
+    const listed = new Map(page.items.map((item: { name: string; scan: unknown }) => [item.name, item.scan]));
+    expect(listed.get(clean)).toEqual({ verdict: 'pass' });
+    expect(listed.get(flagged)).toEqual({ verdict: 'warn' });
+    const searched = (await ctx.app.inject({ url: `/skills?q=${flagged}` })).json();
+    expect(searched.items[0]).toMatchObject({ name: flagged, scan: { verdict: 'warn' } });
+    const prompt = (
+      await ctx.app.inject({ url: `/prompt?format=json&name=${clean}&name=${flagged}` })
+    ).json();
+    expect(prompt.included.map((entry: { name: string; scan: unknown }) => [entry.name, entry.scan])).toEqual(
+      [
+        [clean, { verdict: 'pass' }],
+        [flagged, { verdict: 'warn' }],
+      ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+    );
   });
 });
 

@@ -365,6 +365,7 @@ describe('answers converted in slices', () => {
           version: '1.0.0',
           location: `https://r.example/skills/skill-${i}/content`,
           tokens: { entry: 40 + (i % 7), body: i },
+          scan: i % 3 === 0 ? null : { verdict: i % 3 === 1 ? ('pass' as const) : ('warn' as const) },
         })),
         omitted: Array.from({ length: Math.floor(count / 2) }, (_, i) => ({
           name: `dropped-${i}`,

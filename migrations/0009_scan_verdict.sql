@@ -1,0 +1,2 @@
+-- The scan's verdict as a column of its own: catalogue pages and the agent catalogue name it without reading the findings.
+ALTER TABLE "skill_versions" ADD COLUMN "scan_verdict" text GENERATED ALWAYS AS (scan ->> 'verdict') STORED;
