@@ -1,3 +1,4 @@
+import { createPrivateKey } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import { type BundleLimits, DEFAULT_LIMITS } from './bundle/types.js';
@@ -38,6 +39,22 @@ export const DEFAULT_RATE_LIMITS: RateLimits = {
   windowSeconds: 60,
 };
 
+export interface ExternalScannerConfig {
+  /** A command line; the unpacked bundle's directory is passed as its first argument. */
+  command: string;
+  timeoutMs: number;
+  /** The severity of the `scanner-error` finding when the scanner fails or times out. */
+  failSeverity: Severity;
+}
+
+function isEd25519PrivateKey(pem: string): boolean {
+  try {
+    return createPrivateKey(pem).asymmetricKeyType === 'ed25519';
+  } catch {
+    return false;
+  }
+}
+
 const envSchema = z.object({
   PORT: unsetIfEmpty(z.coerce.number().int().min(0).max(65535).default(3000)),
   HOST: unsetIfEmpty(z.string().min(1).default('127.0.0.1')),
@@ -76,6 +93,25 @@ const envSchema = z.object({
   SKILLREG_SCAN_BLOCK_SEVERITY: z
     .enum(SEVERITIES, { message: `must be one of ${SEVERITIES.join(', ')}` })
     .default('high'),
+  SKILLREG_SCANNER_CMD: z
+    .string()
+    .optional()
+    .transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim())),
+  SKILLREG_SCANNER_TIMEOUT_MS: positiveInt(30_000),
+  SKILLREG_SCANNER_FAIL: z
+    .enum(SEVERITIES, { message: `must be one of ${SEVERITIES.join(', ')}` })
+    .default('high'),
+  SKILLREG_SIGNING_KEY: z
+    .string()
+    .optional()
+    // Env files often carry a PEM on one line with literal \n between its lines.
+    .transform((value) =>
+      value === undefined || value.trim() === '' ? undefined : value.trim().replace(/\\n/g, '\n'),
+    )
+    .refine((value) => value === undefined || isEd25519PrivateKey(value), {
+      message:
+        'must be an Ed25519 private key in PEM (openssl genpkey -algorithm ed25519); leave unset to have the registry generate one and keep it in the database',
+    }),
   SKILLREG_TRUST_PROXY: z
     .string()
     .default('false')
@@ -122,6 +158,10 @@ export interface Config {
   readAuth: boolean;
   /** Scan findings at or above this severity refuse a publish (src/scan). */
   scanBlockSeverity: Severity;
+  /** An external scanner run on every unpacked bundle (SKILLREG_SCANNER_CMD), its findings merged. */
+  scanner?: ExternalScannerConfig;
+  /** The Ed25519 signing key (PEM) from SKILLREG_SIGNING_KEY; unset: generated once, kept in the database. */
+  signingKey?: string;
   /**
    * Whether X-Forwarded-For/-Host/-Proto are believed (Fastify trustProxy). Off by default: a client could
    * otherwise pick its own address (dodging rate limits) and the host shown in links.
@@ -176,6 +216,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl: values.SKILLREG_PUBLIC_URL,
     readAuth: values.SKILLREG_READ_AUTH,
     scanBlockSeverity: values.SKILLREG_SCAN_BLOCK_SEVERITY,
+    scanner:
+      values.SKILLREG_SCANNER_CMD === undefined
+        ? undefined
+        : {
+            command: values.SKILLREG_SCANNER_CMD,
+            timeoutMs: values.SKILLREG_SCANNER_TIMEOUT_MS,
+            failSeverity: values.SKILLREG_SCANNER_FAIL,
+          },
+    signingKey: values.SKILLREG_SIGNING_KEY,
     trustProxy: values.SKILLREG_TRUST_PROXY,
     limits,
     // Multipart framing and base64-free binary bodies stay close to the content size; leave headroom.

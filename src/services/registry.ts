@@ -19,6 +19,8 @@ import { ArchiveService } from './archives.js';
 import { DiscoveryService } from './discovery.js';
 import { NamespaceService } from './namespaces.js';
 import { fillPromptTokens } from './prompt-tokens.js';
+import { RescanService } from './rescan.js';
+import { ScanService } from './scanning.js';
 import { ScopeService } from './scopes.js';
 import { SkillReadService } from './skill-reads.js';
 import { SkillSearchService } from './skill-search.js';
@@ -49,6 +51,10 @@ export interface Registry {
   /** Hot reads kept in memory, invalidated by revision across replicas (src/cache). */
   cache: ReadCache;
   writes: SkillWriteService;
+  /** The scan of every publish and rescan: built-in rules plus SKILLREG_SCANNER_CMD. */
+  scanning: ScanService;
+  /** POST /admin/rescan. */
+  rescan: RescanService;
   reads: SkillReadService;
   agents: AgentRenderingService;
   discovery: DiscoveryService;
@@ -114,13 +120,17 @@ export async function openRegistry(options: {
       search.drop(deleted);
     }
   });
+  const scanning = new ScanService({ blockSeverity: config.scanBlockSeverity, scanner: config.scanner });
+  const writes = new SkillWriteService(skills, config.limits, scanning);
   const reads = new SkillReadService(skills, repositories.catalogue, archives, cache, loads, search);
   return {
     config,
     database,
     repositories,
     cache,
-    writes: new SkillWriteService(skills, config.limits, config.scanBlockSeverity),
+    writes,
+    scanning,
+    rescan: new RescanService(skills, scanning, writes),
     reads,
     agents: new AgentRenderingService(cache, catalogues),
     discovery: new DiscoveryService(cache, archives, reads, log),

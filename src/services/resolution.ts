@@ -94,9 +94,10 @@ export class SkillResolver {
   ): Promise<Servable> {
     const key = skillKey(namespace, name);
     if (selector.version !== undefined && immutableExact) {
-      // An exact version never changes (but for its yank flag, which content reads do not show).
-      const held = this.cache.peekImmutable<VersionRecord>(versionKey(key, selector.version));
-      if (held) return { record: held };
+      // An exact version's content never changes (nor its yank flag, for content reads), but a rescan
+      // may put it in quarantine: the copy serves while no write to the skill came after it.
+      const held = this.cache.peekImmutable<HeldVersion>(versionKey(key, selector.version));
+      if (held && this.cache.state.isFresh(key, held.at)) return { record: held.record };
     }
     const entry =
       selector.version !== undefined ? `find|v|${selector.version}` : `find|t|${selector.tag ?? LATEST}`;
@@ -107,7 +108,7 @@ export class SkillResolver {
         selector.version !== undefined
           ? await this.skills.versionByNumber(skillId, selector.version)
           : await this.skills.versionByTag(skillId, selector.tag ?? LATEST);
-      return record ? { record: this.heldOnce(key, record) } : { exists: true };
+      return record ? { record: this.heldOnce(key, record, at) } : { exists: true };
     });
   }
 
@@ -134,14 +135,22 @@ export class SkillResolver {
    * The record already held under its exact version when there is one (one copy of a body in memory
    * however many tags point at it), and otherwise this one, kept under its exact version too.
    */
-  private heldOnce(key: string, record: VersionRecord): VersionRecord {
+  private heldOnce(key: string, record: VersionRecord, at: number): VersionRecord {
     const exact = versionKey(key, record.version);
-    const held = this.cache.peekImmutable<VersionRecord>(exact);
+    const held = this.cache.peekImmutable<HeldVersion>(exact);
     // A yank since the copy was kept replaces it (the flag is the one thing of a version that changes).
-    if (held && held.id === record.id && held.yankedAt?.getTime() === record.yankedAt?.getTime()) return held;
-    this.cache.keepImmutable(exact, record);
-    return record;
+    const same =
+      held?.record.id === record.id && held.record.yankedAt?.getTime() === record.yankedAt?.getTime();
+    const kept = same ? held.record : record;
+    if (!same || held.at < at) this.cache.keepImmutable(exact, { record: kept, at });
+    return kept;
   }
+}
+
+/** An exact version's record as kept, with the catalogue revision it was last confirmed servable at. */
+interface HeldVersion {
+  record: VersionRecord;
+  at: number;
 }
 
 function versionKey(skill: string, version: string): string {

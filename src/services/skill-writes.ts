@@ -11,13 +11,14 @@ import {
 import { chooseVersion, pickLatest, sortVersionsDescending } from '../bundle/version.js';
 import { AppError, ConflictError } from '../errors.js';
 import { countCatalogueEntryTokens, countTokens } from '../render/token-count.js';
-import { type ScanResult, type Severity, scanBundle } from '../scan/index.js';
+import type { ScanResult } from '../scan/index.js';
 import { encodeTerms, searchDocument } from '../search/document.js';
 import { LATEST, type VersionRow } from '../storage/records.js';
 import type { SkillsRepository, SkillWrite } from '../storage/skills-repository.js';
 import { buildArchive, PUBLISH_ARCHIVE_FORMAT } from './archives.js';
 import { unknownNamespace, unknownSkill, unknownVersion } from './not-found.js';
 import { promptTokenColumns } from './prompt-tokens.js';
+import type { ScanService } from './scanning.js';
 
 /**
  * The rules of every write to a skill: publish (version choice, identical content, tags, token
@@ -146,6 +147,25 @@ async function refreshLatest(write: SkillWrite, skillId: string): Promise<void> 
   await write.setTag(skillId, LATEST, target.id, false);
 }
 
+/** Whether a stored scan says what `scan` says (jsonb keeps its own key order, so fields are compared). */
+function sameScan(
+  stored: { verdict: string; rules: string; findings: unknown[] } | null,
+  scan: ScanResult,
+): boolean {
+  if (!stored || stored.verdict !== scan.verdict || stored.rules !== scan.rules) return false;
+  if (stored.findings.length !== scan.findings.length) return false;
+  return scan.findings.every((finding, index) => {
+    const other = stored.findings[index] as Partial<typeof finding>;
+    return (
+      other.rule === finding.rule &&
+      other.severity === finding.severity &&
+      other.path === finding.path &&
+      other.line === finding.line &&
+      other.detail === finding.detail
+    );
+  });
+}
+
 /** Points a tag at a version by hand (pinned), audited; returns the version it pointed at before. */
 async function pointTag(
   write: SkillWrite,
@@ -191,7 +211,7 @@ export class SkillWriteService {
   constructor(
     private readonly skills: SkillsRepository,
     private readonly limits: BundleLimits,
-    private readonly scanBlockSeverity: Severity = 'high',
+    private readonly scanning: ScanService,
   ) {}
 
   /** Reads, validates and publishes an upload as it arrived over HTTP (or from the CLI). */
@@ -212,7 +232,7 @@ export class SkillWriteService {
   async publish(input: PublishInput): Promise<PublishResult> {
     const { skill, digest } = input;
     // Scanned before the write takes its lock.
-    const scan = await scanBundle(input.files, { blockSeverity: this.scanBlockSeverity });
+    const scan = await this.scanning.scan(input.files);
     const blocked = scan.verdict === 'block';
     const result = await this.skills.write(
       skill.name,
@@ -348,6 +368,43 @@ export class SkillWriteService {
       await write.audit({ actor, action: 'review', skill: name, version, detail: { decision, reason } });
       await write.touch(skillId);
       return { quarantine: state, latest: await write.taggedVersion(skillId, LATEST) };
+    });
+  }
+
+  /**
+   * Stores a rescan's result for one version. A block puts it in quarantine at once: its tags are
+   * removed and `latest` falls back as on a yank, and the revision bump tells every replica. A version
+   * that is no longer servable (reviewed or quarantined meanwhile) is left as it is.
+   */
+  async applyRescan(
+    target: { namespace: string; name: string; version: string },
+    scan: ScanResult,
+    actor: string,
+  ): Promise<'quarantined' | 'changed' | 'unchanged' | 'skipped'> {
+    return this.skills.write(target.name, { create: false, namespace: target.namespace }, async (write) => {
+      const skillId = write.skillId;
+      if (skillId === undefined) return 'skipped';
+      const row = await write.versionByNumber(skillId, target.version, true);
+      if (!row || row.quarantine) return 'skipped';
+      if (scan.verdict === 'block') {
+        await write.setScan(row.id, scan);
+        const removedTags = await write.holdVersion(row.id);
+        await refreshLatest(write, skillId);
+        await write.audit({
+          actor,
+          action: 'quarantine',
+          skill: target.name,
+          version: target.version,
+          detail: { rescan: true, rules: scan.rules, findings: scan.findings.length, removedTags },
+        });
+        await write.touch(skillId);
+        return 'quarantined';
+      }
+      if (sameScan(row.scan, scan)) return 'unchanged';
+      await write.setScan(row.id, scan);
+      // Listings name the verdict and GET /skills/{name} the findings: readers must see the new ones.
+      await write.touch(skillId);
+      return 'changed';
     });
   }
 

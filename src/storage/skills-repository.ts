@@ -292,6 +292,17 @@ export class SkillWrite extends SkillReads {
     await this.tx.update(skillVersions).set({ quarantine: state }).where(eq(skillVersions.id, versionId));
   }
 
+  /** Stores a version's scan (a rescan's), leaving its quarantine state alone. */
+  async setScan(versionId: string, scan: NonNullable<NewVersion['scan']>): Promise<void> {
+    await this.tx.update(skillVersions).set({ scan }).where(eq(skillVersions.id, versionId));
+  }
+
+  /** Puts a version in quarantine (held) and removes every tag on it; answers the tags removed. */
+  async holdVersion(versionId: string): Promise<string[]> {
+    await this.tx.update(skillVersions).set({ quarantine: 'held' }).where(eq(skillVersions.id, versionId));
+    return this.removeTagsOf(versionId);
+  }
+
   /** Points a tag at a version; `pinned` records a move by hand. */
   async setTag(skillId: string, tag: string, versionId: string, pinned: boolean): Promise<void> {
     await this.tx
@@ -320,6 +331,10 @@ export class SkillWrite extends SkillReads {
   /** Marks a version yanked and removes every tag on it; answers the tags removed. */
   async yankVersion(versionId: string): Promise<string[]> {
     await this.tx.update(skillVersions).set({ yankedAt: new Date() }).where(eq(skillVersions.id, versionId));
+    return this.removeTagsOf(versionId);
+  }
+
+  private async removeTagsOf(versionId: string): Promise<string[]> {
     const removed = await this.tx
       .delete(distTags)
       .where(eq(distTags.versionId, versionId))
@@ -372,6 +387,14 @@ export interface QuarantinedVersion {
   scan: { verdict: string; rules: string; findings: unknown[] } | null;
 }
 
+/** A version a rescan goes through. */
+export interface RescanCandidate {
+  id: string;
+  namespace: string;
+  name: string;
+  version: string;
+}
+
 /** Stores and reads skills. Every write is one transaction per skill that also bumps the revision. */
 export class SkillsRepository extends SkillReads {
   /** Versions in quarantine in `state` (held or rejected), newest first, at most `limit`. */
@@ -391,6 +414,31 @@ export class SkillsRepository extends SkillReads {
       .innerJoin(skills, eq(skills.id, skillVersions.skillId))
       .where(eq(skillVersions.quarantine, state))
       .orderBy(sql`${skillVersions.createdAt} desc`)
+      .limit(limit);
+  }
+
+  /**
+   * Servable versions (not in quarantine; yanked ones included, exact reads still serve them) with
+   * ids after `after`, by id, `limit` at a time: what a rescan goes through. `namespace` narrows.
+   */
+  async versionsToRescan(after: string, limit: number, namespace?: string): Promise<RescanCandidate[]> {
+    return this.db
+      .select({
+        id: skillVersions.id,
+        namespace: skills.namespace,
+        name: skills.name,
+        version: skillVersions.version,
+      })
+      .from(skillVersions)
+      .innerJoin(skills, eq(skills.id, skillVersions.skillId))
+      .where(
+        and(
+          isNull(skillVersions.quarantine),
+          sql`${skillVersions.id} > ${after}`,
+          namespace === undefined ? undefined : eq(skills.namespace, namespace),
+        ),
+      )
+      .orderBy(skillVersions.id)
       .limit(limit);
   }
 

@@ -18,7 +18,8 @@ export interface Replicas {
  */
 export async function startReplicas(
   count = 2,
-  env: Record<string, string> = {},
+  /** Every replica's environment, or each one's (by index). */
+  env: Record<string, string> | Record<string, string>[] = {},
   liveWithinMs = 5_000,
 ): Promise<Replicas> {
   const testDatabase = await createTestDatabase();
@@ -33,7 +34,8 @@ export async function startReplicas(
     for (let i = 0; i < count; i++) {
       const database = await testDatabase.open();
       databases.push(database);
-      apps.push(await buildApp({ config: testConfig(env), database, logger: false }));
+      const own = Array.isArray(env) ? (env[i] ?? {}) : env;
+      apps.push(await buildApp({ config: testConfig(own), database, logger: false }));
     }
     await until(() => apps.every((app) => app.registry.cache.state.live), liveWithinMs);
   } catch (error) {

@@ -79,6 +79,7 @@ describe('GET /skills (catalogue)', () => {
       digest: result.digest,
       updatedAt: expect.any(String),
       tokens: { description: expect.any(Number), body: expect.any(Number) },
+      scan: { verdict: 'pass' },
     });
     expect(Number.isNaN(Date.parse(item!.updatedAt))).toBe(false);
     expect(Math.abs(Date.parse(item!.updatedAt) - Date.now())).toBeLessThan(10 * 60_000);

@@ -1,0 +1,91 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { scanSchema } from '../../services/documents.js';
+import type { Registry } from '../../services/registry.js';
+import { problemResponses } from '../problem.js';
+import { namespaceName } from '../schemas.js';
+
+const quarantinedSchema = z.object({
+  namespace: z.string(),
+  name: z.string(),
+  version: z.string(),
+  digest: z.string(),
+  publishedBy: z.string(),
+  createdAt: z.string(),
+  state: z.enum(['held', 'rejected']),
+  scan: scanSchema.nullable(),
+});
+
+const rescanReportSchema = z.object({
+  rules: z.string().describe('The rules version every verdict was reached with'),
+  scanned: z.number().int().describe('Versions scanned (every servable one, yanked ones included)'),
+  verdicts: z.object({ pass: z.number().int(), warn: z.number().int(), block: z.number().int() }),
+  changed: z.number().int().describe('Versions whose stored scan changed (verdict, findings or rules)'),
+  quarantined: z
+    .array(
+      z.object({ namespace: z.string(), name: z.string(), version: z.string(), findings: z.number().int() }),
+    )
+    .describe('Versions the rescan put in quarantine (the first 1,000)'),
+  quarantinedCount: z.number().int(),
+});
+
+/** The security scan's admin routes: the quarantine and rescans. */
+const trustRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { registry }) => {
+  app.get(
+    '/quarantine',
+    {
+      preHandler: app.authorize('admin'),
+      schema: {
+        tags: ['trust'],
+        summary: 'Versions in quarantine',
+        description:
+          'Versions the security scan blocked at publish: stored for review, never served or listed anywhere else, and no tag may point at them. `state=held` (default) lists those awaiting review; `state=rejected` those an admin rejected. Review one with `POST /skills/{name}/versions/{version}/review`.',
+        operationId: 'listQuarantine',
+        querystring: z.object({
+          state: z.enum(['held', 'rejected']).default('held'),
+          limit: z.coerce.number().int().min(1).max(500).default(100),
+        }),
+        response: {
+          200: z.object({ items: z.array(quarantinedSchema) }),
+          ...problemResponses(400, 401, 403),
+        },
+      },
+    },
+    async (request) => {
+      const rows = await registry.repositories.skills.quarantined(request.query.state, request.query.limit);
+      return {
+        items: rows.map((row) => ({
+          ...row,
+          state: row.state as 'held' | 'rejected',
+          createdAt: row.createdAt.toISOString(),
+          scan: row.scan as z.infer<typeof scanSchema> | null,
+        })),
+      };
+    },
+  );
+
+  app.post(
+    '/admin/rescan',
+    {
+      preHandler: app.authorize('admin'),
+      schema: {
+        tags: ['trust'],
+        summary: 'Scan every servable version again',
+        description:
+          'Scans every version that may be served (yanked ones included) with the present rules and SKILLREG_SCANNER_CMD, and stores the new verdicts. A version that now blocks leaves serving at once on every replica: it goes into quarantine (GET /quarantine), its tags are removed and `latest` falls back as on a yank. `namespace=` narrows the rescan to one namespace. Answers when done; a large catalogue takes a while (about 4 ms per skill on one core).',
+        operationId: 'rescan',
+        querystring: z.object({
+          namespace: namespaceName.optional().describe('Rescan only this namespace'),
+        }),
+        response: {
+          200: rescanReportSchema,
+          ...problemResponses(400, 401, 403),
+        },
+      },
+    },
+    async (request) =>
+      registry.rescan.rescan({ actor: request.principal!.actor, namespace: request.query.namespace }),
+  );
+};
+
+export default trustRoutes;

@@ -1,0 +1,76 @@
+import type { SkillsRepository } from '../storage/skills-repository.js';
+import type { ScanService } from './scanning.js';
+import type { SkillWriteService } from './skill-writes.js';
+
+/**
+ * POST /admin/rescan: every servable version scanned again with the present rules (and external
+ * scanner). A version that now blocks is quarantined at once, on every replica (SkillWriteService
+ * applyRescan); others get their new verdict and findings stored.
+ */
+
+/** Versions read per statement. */
+const BATCH = 100;
+/** Scans run at once: each holds one bundle in memory, and the built-in rules run on this thread. */
+const CONCURRENCY = 4;
+/** Newly quarantined versions the report names (the count is always complete). */
+const MAX_LISTED = 1_000;
+
+export interface RescanReport {
+  rules: string;
+  scanned: number;
+  verdicts: { pass: number; warn: number; block: number };
+  /** Versions whose stored scan changed (new verdict, findings or rules), quarantined ones included. */
+  changed: number;
+  /** Versions newly put in quarantine, at most MAX_LISTED. */
+  quarantined: { namespace: string; name: string; version: string; findings: number }[];
+  quarantinedCount: number;
+}
+
+export class RescanService {
+  constructor(
+    private readonly skills: SkillsRepository,
+    private readonly scanning: ScanService,
+    private readonly writes: SkillWriteService,
+  ) {}
+
+  async rescan(options: { actor: string; namespace?: string }): Promise<RescanReport> {
+    const report: RescanReport = {
+      rules: this.scanning.rules,
+      scanned: 0,
+      verdicts: { pass: 0, warn: 0, block: 0 },
+      changed: 0,
+      quarantined: [],
+      quarantinedCount: 0,
+    };
+    let after = '00000000-0000-0000-0000-000000000000';
+    for (;;) {
+      const batch = await this.skills.versionsToRescan(after, BATCH, options.namespace);
+      if (batch.length === 0) break;
+      after = batch[batch.length - 1]!.id;
+      for (let start = 0; start < batch.length; start += CONCURRENCY) {
+        await Promise.all(
+          batch.slice(start, start + CONCURRENCY).map(async (target) => {
+            const files = await this.skills.bundleFiles(target.id);
+            const scan = await this.scanning.scan(files);
+            const outcome = await this.writes.applyRescan(target, scan, options.actor);
+            if (outcome === 'skipped') return;
+            report.scanned += 1;
+            report.verdicts[scan.verdict] += 1;
+            if (outcome !== 'unchanged') report.changed += 1;
+            if (outcome === 'quarantined') {
+              report.quarantinedCount += 1;
+              if (report.quarantined.length < MAX_LISTED) {
+                const { namespace, name, version } = target;
+                report.quarantined.push({ namespace, name, version, findings: scan.findings.length });
+              }
+            }
+          }),
+        );
+      }
+    }
+    report.quarantined.sort((a, b) =>
+      `${a.namespace}/${a.name}@${a.version}`.localeCompare(`${b.namespace}/${b.name}@${b.version}`),
+    );
+    return report;
+  }
+}
