@@ -74,7 +74,27 @@ export async function startServer(env: Record<string, string | undefined> = proc
     .catch((error: unknown) => app.log.warn({ err: error }, 'could not read the agent catalogue yet'))
     .then(() => searchIndex)
     .then(() => backfillArchives(app))
-    .then(() => backfillPromptTokens(app));
+    .then(() => backfillPromptTokens(app))
+    .then(() => backfillAttestations(app));
+}
+
+/**
+ * Versions stored before the registry signed what it stores get their attestation in the background
+ * (GET /skills/{name}/attestation signs one on demand meanwhile).
+ */
+export async function backfillAttestations(app: FastifyInstance): Promise<void> {
+  try {
+    const started = Date.now();
+    const signed = await app.registry.signing.backfill();
+    if (signed > 0) {
+      app.log.info(
+        { versions: signed, ms: Date.now() - started },
+        'signed the versions stored before signing',
+      );
+    }
+  } catch (error) {
+    app.log.warn({ err: error }, 'could not sign older versions yet; their attestations are made on demand');
+  }
 }
 
 /**

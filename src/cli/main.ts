@@ -6,6 +6,7 @@ import { registerServeCommand } from './commands/serve.js';
 import { registerSyncCommand } from './commands/sync.js';
 import { registerTokenCommands } from './commands/token.js';
 import { registerValidateCommand } from './commands/validate.js';
+import { registerVerifyCommand } from './commands/verify.js';
 import {
   addGlobalOptions,
   createContext,
@@ -59,6 +60,7 @@ export function buildCli(output: Output): Command {
   registerPublishCommand(program, context);
   registerSyncCommand(program, context);
   registerPullCommand(program, context);
+  registerVerifyCommand(program, context);
   registerTokenCommands(program, context);
   return program;
 }

@@ -12,6 +12,7 @@ export { DEFAULT_RETRY, parseRetryAfter, type RetryEvent, type RetryOptions } fr
 export type {
   CatalogueItem,
   CataloguePage,
+  DsseEnvelope,
   Fetched,
   FileEntry,
   Issue,
@@ -20,6 +21,7 @@ export type {
   PublishResult,
   ScanResult,
   Selector,
+  SigningKey,
   SkillContentJson,
   SkillDetail,
   TagMoveResult,

@@ -11,10 +11,12 @@ import {
 import type {
   CatalogueItem,
   CataloguePage,
+  DsseEnvelope,
   Fetched,
   NamespaceDigests,
   PublishResult,
   Selector,
+  SigningKey,
   SkillContentJson,
   SkillDetail,
   TagMoveResult,
@@ -148,6 +150,20 @@ export class SkillRegistryClient {
 
   getBundle(name: string, selector: Selector & { format?: 'tar.gz' | 'zip' } = {}) {
     return this.getBytes(`${this.scope}/skills/${encodeURIComponent(name)}/bundle${query({ ...selector })}`);
+  }
+
+  // ---- provenance ----------------------------------------------------------------------------
+
+  /** The registry's DSSE envelope for a version (in-toto Statement v1, Ed25519). */
+  getAttestation(name: string, selector: Selector = {}) {
+    return this.getJson<DsseEnvelope>(
+      `${this.scope}/skills/${encodeURIComponent(name)}/attestation${query({ ...selector })}`,
+    );
+  }
+
+  /** The registry's signing keys (JWKS). */
+  getSigningKeys() {
+    return this.getJson<{ keys: SigningKey[] }>('/.well-known/skillreg/keys.json');
   }
 
   /**

@@ -167,3 +167,21 @@ export interface NamespaceDigests {
   /** Every skill of the namespace with its versions that are not yanked and their digests, by name. */
   skills: { name: string; versions: { version: string; digest: string }[] }[];
 }
+
+/** A DSSE envelope as GET /skills/{name}/attestation answers it. */
+export interface DsseEnvelope {
+  payloadType: string;
+  /** base64 of the in-toto Statement v1 JSON. */
+  payload: string;
+  signatures: { keyid: string; sig: string }[];
+}
+
+/** One key of /.well-known/skillreg/keys.json (a JWK). */
+export interface SigningKey {
+  kty: 'OKP';
+  crv: 'Ed25519';
+  x: string;
+  kid: string;
+  use: 'sig';
+  alg: 'EdDSA';
+}

@@ -271,3 +271,29 @@ export const searchFeedback = pgTable(
     index('search_feedback_updated_at_idx').on(table.updatedAt),
   ],
 );
+
+/**
+ * The registry's Ed25519 signing keys (src/services/signing.ts). A generated key keeps its private
+ * half here, so every replica signs with the same one; a key from SKILLREG_SIGNING_KEY is listed by
+ * its public half only. Old keys stay (rotation), so the JWKS keeps verifying what they signed.
+ */
+export const signingKeys = pgTable('signing_keys', {
+  kid: text('kid').primaryKey(),
+  /** The public key as a JWK `x` (base64url of the 32 raw bytes). */
+  publicKey: text('public_key').notNull(),
+  /** PKCS#8 PEM of a generated key; null for a key from the environment. */
+  privateKey: text('private_key'),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+/** One DSSE envelope (in-toto Statement v1, Ed25519) per version: the registry's signature on it. */
+export const attestations = pgTable('attestations', {
+  versionId: uuid('version_id')
+    .primaryKey()
+    .references(() => skillVersions.id, { onDelete: 'cascade' }),
+  kid: text('kid').notNull(),
+  envelope: jsonb('envelope')
+    .notNull()
+    .$type<{ payloadType: string; payload: string; signatures: { keyid: string; sig: string }[] }>(),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});

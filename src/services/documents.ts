@@ -128,6 +128,18 @@ export const skillDetailSchema = z.object({
     .describe('The security scan at publish; null for versions stored before scanning'),
 });
 
+/** A DSSE envelope (src/provenance/dsse.ts). */
+export const dsseEnvelopeSchema = z.object({
+  payloadType: z.string().describe('application/vnd.in-toto+json'),
+  payload: z.string().describe('base64 of the in-toto Statement v1 JSON'),
+  signatures: z.array(
+    z.object({
+      keyid: z.string().describe('The kid of the key in /.well-known/skillreg/keys.json'),
+      sig: z.string().describe('base64 Ed25519 signature over the DSSE pre-authentication encoding'),
+    }),
+  ),
+});
+
 export const issueSchema = z.object({ path: z.string(), detail: z.string() });
 
 export const publishResultSchema = z.object({

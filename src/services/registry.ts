@@ -10,18 +10,21 @@ import { AuditRepository } from '../storage/audit-repository.js';
 import { CatalogueRepository } from '../storage/catalogue-repository.js';
 import { LoadRecorder } from '../storage/load-recorder.js';
 import { NamespacesRepository } from '../storage/namespaces-repository.js';
+import { ProvenanceRepository } from '../storage/provenance-repository.js';
 import { SearchRepository } from '../storage/search-repository.js';
 import { SkillsRepository } from '../storage/skills-repository.js';
 import { TokensRepository } from '../storage/tokens-repository.js';
 import { ViewsRepository } from '../storage/views-repository.js';
 import { AgentRenderingService } from './agent-renderings.js';
 import { ArchiveService } from './archives.js';
+import { AttestationService } from './attestations.js';
 import { DiscoveryService } from './discovery.js';
 import { NamespaceService } from './namespaces.js';
 import { fillPromptTokens } from './prompt-tokens.js';
 import { RescanService } from './rescan.js';
 import { ScanService } from './scanning.js';
 import { ScopeService } from './scopes.js';
+import { SigningService } from './signing.js';
 import { SkillReadService } from './skill-reads.js';
 import { SkillSearchService } from './skill-search.js';
 import { SkillWriteService } from './skill-writes.js';
@@ -55,6 +58,10 @@ export interface Registry {
   scanning: ScanService;
   /** POST /admin/rescan. */
   rescan: RescanService;
+  /** Provenance: the DSSE envelope of every version, and the JWKS. */
+  signing: SigningService;
+  /** GET /skills/{name}/attestation. */
+  attestations: AttestationService;
   reads: SkillReadService;
   agents: AgentRenderingService;
   discovery: DiscoveryService;
@@ -121,7 +128,11 @@ export async function openRegistry(options: {
     }
   });
   const scanning = new ScanService({ blockSeverity: config.scanBlockSeverity, scanner: config.scanner });
-  const writes = new SkillWriteService(skills, config.limits, scanning);
+  const signing = await SigningService.open(new ProvenanceRepository(db), {
+    pem: config.signingKey,
+    registryUrl: config.publicUrl ?? `http://${config.host}:${config.port}`,
+  });
+  const writes = new SkillWriteService(skills, config.limits, scanning, signing);
   const reads = new SkillReadService(skills, repositories.catalogue, archives, cache, loads, search);
   return {
     config,
@@ -131,6 +142,8 @@ export async function openRegistry(options: {
     writes,
     scanning,
     rescan: new RescanService(skills, scanning, writes),
+    signing,
+    attestations: new AttestationService(reads, signing),
     reads,
     agents: new AgentRenderingService(cache, catalogues),
     discovery: new DiscoveryService(cache, archives, reads, log),

@@ -19,6 +19,7 @@ import { buildArchive, PUBLISH_ARCHIVE_FORMAT } from './archives.js';
 import { unknownNamespace, unknownSkill, unknownVersion } from './not-found.js';
 import { promptTokenColumns } from './prompt-tokens.js';
 import type { ScanService } from './scanning.js';
+import type { SigningService } from './signing.js';
 
 /**
  * The rules of every write to a skill: publish (version choice, identical content, tags, token
@@ -212,6 +213,7 @@ export class SkillWriteService {
     private readonly skills: SkillsRepository,
     private readonly limits: BundleLimits,
     private readonly scanning: ScanService,
+    private readonly signing?: SigningService,
   ) {}
 
   /** Reads, validates and publishes an upload as it arrived over HTTP (or from the CLI). */
@@ -327,10 +329,14 @@ export class SkillWriteService {
           warnings,
           scan,
           held: blocked,
+          versionId,
         };
       },
     );
-    const { held, ...answer } = result;
+    const { held, versionId, ...answer } = result;
+    // Signed once committed (the statement names what was stored). Should this fail, the envelope is
+    // made when first asked for or by the start-up backfill: Ed25519 signs the same bytes the same way.
+    if (versionId !== undefined) await this.signing?.attest(versionId).catch(() => undefined);
     if (held) throw new QuarantineError(skill.name, scan, answer.version);
     return answer;
   }

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError } from '../../errors.js';
+import { discardRestOfBody } from '../oversized.js';
 import { sendProblem } from '../problem.js';
 
 const SUPPORTED_UPLOADS =
@@ -57,7 +58,7 @@ export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
 }
 
 async function errorsPlugin(app: FastifyInstance) {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
     if (error instanceof AppError) {
       return sendProblem(reply, error.status, error.title, error.message, error.extensions);
     }
@@ -98,6 +99,8 @@ async function errorsPlugin(app: FastifyInstance) {
           'the request contains a character the registry cannot store or search for (such as NUL); remove it',
         );
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        await discardRestOfBody(request.raw);
+        reply.header('connection', 'close');
         return sendProblem(
           reply,
           413,
@@ -115,6 +118,8 @@ async function errorsPlugin(app: FastifyInstance) {
       case 'FST_REQ_FILE_TOO_LARGE':
       case 'FST_FILES_LIMIT':
       case 'FST_PARTS_LIMIT':
+        await discardRestOfBody(request.raw);
+        reply.header('connection', 'close');
         return sendProblem(reply, 413, 'Content Too Large', `${error.message}; the limits are configurable`, {
           limits: app.config.limits,
         });

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { clientKey } from '../../client-key.js';
 import { createMcpServer } from '../../mcp/server.js';
 import type { Registry } from '../../services/registry.js';
+import { discardRestOfBody } from '../oversized.js';
 import { problemResponses, sendProblem } from '../problem.js';
 import { mounted, mountParams, mountProblems, type ReadMount, readAccess, useScope } from '../scope.js';
 
@@ -51,8 +52,10 @@ const mcpRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: ReadMount }>
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: MCP_BODY_LIMIT }, (_request, body, done) =>
     done(null, body),
   );
-  app.setErrorHandler((error: { code?: string }, _request, reply) => {
+  app.setErrorHandler(async (error: { code?: string }, request, reply) => {
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      await discardRestOfBody(request.raw);
+      reply.header('connection', 'close');
       return sendJsonRpcError(
         reply,
         413,

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import {
   catalogueResponseSchema,
   contentJsonSchema,
+  dsseEnvelopeSchema,
   skillDetailSchema,
   versionsResponseSchema,
 } from '../../services/documents.js';
@@ -169,6 +170,32 @@ const skillsReadRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: ReadM
         await reads.bundleAnswer(request.scope, request.params.name, selector, format),
       );
     },
+  );
+
+  app.get(
+    '/skills/:name/attestation',
+    {
+      preHandler: readable,
+      schema: {
+        tags: ['trust'],
+        summary: "The registry's signed provenance of a version",
+        description:
+          "A DSSE envelope (payloadType application/vnd.in-toto+json, Ed25519) whose payload is an in-toto Statement v1: subject `name@version` (prefixed by the namespace outside `default`) with the bundle's sha256 digest, predicate: namespace, name, version, publisher (token name), publishedAt, the scan verdict at publish and the registry's URL. Verify with the keys at /.well-known/skillreg/keys.json (`kid` = signature keyid), or `skillreg verify`.",
+        ...mounted(mount, 'getSkillAttestation'),
+        params: skillParams,
+        querystring: selectorQuery,
+        response: {
+          200: dsseEnvelopeSchema,
+          ...problemResponses(...mountProblems(mount, 400, 401, 403, 404)),
+        },
+      },
+    },
+    async (request, reply) =>
+      sendAnswer(
+        request,
+        reply,
+        await registry.attestations.answer(request.scope, request.params.name, request.query),
+      ),
   );
 
   app.get(

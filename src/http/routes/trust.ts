@@ -86,6 +86,40 @@ const trustRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, {
     async (request) =>
       registry.rescan.rescan({ actor: request.principal!.actor, namespace: request.query.namespace }),
   );
+
+  app.get(
+    '/.well-known/skillreg/keys.json',
+    {
+      // Public keys are no secret, but a registry whose reads need a token keeps its surface closed.
+      preHandler: app.authorize('read', { anyNamespace: true }),
+      schema: {
+        tags: ['trust'],
+        summary: "The registry's signing keys (JWKS)",
+        description:
+          'Every Ed25519 public key the registry signs or signed attestations with (old keys stay listed after a rotation), as a JSON Web Key Set; `kid` matches the `keyid` of an attestation signature. Public unless SKILLREG_READ_AUTH is on.',
+        operationId: 'getSigningKeys',
+        response: {
+          200: z.object({
+            keys: z.array(
+              z.object({
+                kty: z.literal('OKP'),
+                crv: z.literal('Ed25519'),
+                x: z.string().describe('base64url of the 32-byte public key'),
+                kid: z.string().describe('RFC 7638 thumbprint'),
+                use: z.literal('sig'),
+                alg: z.literal('EdDSA'),
+              }),
+            ),
+          }),
+          ...problemResponses(401, 403),
+        },
+      },
+    },
+    async (_request, reply) => {
+      reply.header('cache-control', 'public, max-age=300');
+      return registry.signing.jwks();
+    },
+  );
 };
 
 export default trustRoutes;
