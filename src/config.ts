@@ -3,7 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { type BundleLimits, DEFAULT_LIMITS } from './bundle/types.js';
 import { DEFAULT_NAMESPACE, isValidNamespace } from './namespaces.js';
-import { SEVERITIES, type Severity } from './scan/types.js';
+import { SCAN_BUDGET_MS, SEVERITIES, type Severity } from './scan/types.js';
 
 /** Environment variables read by the service, with their defaults. README's configuration table mirrors this. */
 const booleanFromEnv = z
@@ -93,6 +93,7 @@ const envSchema = z.object({
   SKILLREG_SCAN_BLOCK_SEVERITY: z
     .enum(SEVERITIES, { message: `must be one of ${SEVERITIES.join(', ')}` })
     .default('high'),
+  SKILLREG_SCAN_BUDGET_MS: positiveInt(SCAN_BUDGET_MS),
   SKILLREG_SCANNER_CMD: z
     .string()
     .optional()
@@ -158,6 +159,8 @@ export interface Config {
   readAuth: boolean;
   /** Scan findings at or above this severity refuse a publish (src/scan). */
   scanBlockSeverity: Severity;
+  /** Time the built-in rules may take on one bundle; what is left unscanned then blocks (scan/incomplete). */
+  scanBudgetMs: number;
   /** An external scanner run on every unpacked bundle (SKILLREG_SCANNER_CMD), its findings merged. */
   scanner?: ExternalScannerConfig;
   /** The Ed25519 signing key (PEM) from SKILLREG_SIGNING_KEY; unset: generated once, kept in the database. */
@@ -216,6 +219,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl: values.SKILLREG_PUBLIC_URL,
     readAuth: values.SKILLREG_READ_AUTH,
     scanBlockSeverity: values.SKILLREG_SCAN_BLOCK_SEVERITY,
+    scanBudgetMs: values.SKILLREG_SCAN_BUDGET_MS,
     scanner:
       values.SKILLREG_SCANNER_CMD === undefined
         ? undefined

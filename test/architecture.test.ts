@@ -77,6 +77,19 @@ describe('source layout', () => {
     expect(offending).toEqual([]);
   });
 
+  it('keeps provenance pure: src/provenance imports nothing but itself and node:crypto', () => {
+    const offending = under('provenance').flatMap((file) => [
+      ...importsOf(file)
+        .filter(({ target }) => !target.startsWith('provenance/'))
+        .map(({ target }) => `${path.relative(SRC, file)} -> ${target}`),
+      ...[...readFileSync(file, 'utf8').matchAll(/from\s+'(node:(?!crypto')[^']*)'/g)].map(
+        (match) => `${path.relative(SRC, file)} -> ${match[1]}`,
+      ),
+    ]);
+    expect(under('provenance').length).toBeGreaterThan(0);
+    expect(offending).toEqual([]);
+  });
+
   it('keeps MCP off the HTTP layer: src/mcp imports nothing from src/http', () => {
     const offending = under('mcp').flatMap((file) =>
       importsOf(file)

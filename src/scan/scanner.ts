@@ -13,6 +13,7 @@ import {
 } from './text-rules.js';
 import {
   type Finding,
+  SCAN_BUDGET_MS,
   type ScannedFile,
   type ScanResult,
   type Severity,
@@ -47,7 +48,8 @@ export interface ScanOptions {
   budgetMs?: number;
 }
 
-export const SCAN_BUDGET_MS = 800;
+/** Texts at least this large have their scan time predicted from the slowest large text before them. */
+const PREDICTED_TEXT_BYTES = 256 * 1024;
 
 /** Text, or undefined for a binary file (a NUL byte near the start, or not UTF-8). */
 function textOf(bytes: Uint8Array): string | undefined {
@@ -77,8 +79,16 @@ export async function scanBundle(
   const findings: Finding[] = [];
   const signals: FileSignals[] = [];
   const deadline = performance.now() + (options.budgetMs ?? SCAN_BUDGET_MS);
+  // The slowest text seen so far, per byte: a file predicted to end past the deadline is not started,
+  // so the budget bounds the whole scan rather than the moment the last file starts.
+  // Only large texts count: a small file's time is mostly fixed costs, not bytes.
+  let msPerTextByte = 0;
   for (const [at, file] of files.entries()) {
-    if (performance.now() > deadline) {
+    const started = performance.now();
+    const text = started > deadline ? undefined : textOf(file.bytes);
+    const predicted =
+      text !== undefined && text.length >= PREDICTED_TEXT_BYTES ? msPerTextByte * text.length : 0;
+    if (started > deadline || started + predicted > deadline) {
       findings.push({
         rule: 'scan/incomplete',
         severity: 'high',
@@ -88,7 +98,6 @@ export async function scanBundle(
       });
       break;
     }
-    const text = textOf(file.bytes);
     if (text === undefined) {
       findings.push(...(await binaryFindings(file.path, file.bytes)));
       continue;
@@ -122,6 +131,9 @@ export async function scanBundle(
     }
     signals.push(fileSignals);
     if (text.length <= MAX_SECRET_BYTES) findings.push(...(await secretFindings(file.path, text)));
+    if (text.length >= PREDICTED_TEXT_BYTES) {
+      msPerTextByte = Math.max(msPerTextByte, (performance.now() - started) / text.length);
+    }
   }
   findings.push(...exfiltration(signals));
   const kept = dedupe(findings)

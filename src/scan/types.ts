@@ -5,6 +5,9 @@ export type Severity = (typeof SEVERITIES)[number];
 
 export type Verdict = 'pass' | 'warn' | 'block';
 
+/** Time one scan may take by default (SKILLREG_SCAN_BUDGET_MS); files left then block as unscanned. */
+export const SCAN_BUDGET_MS = 800;
+
 export interface Finding {
   /** The rule's id, e.g. `download-exec/pipe-to-shell`; its family is the part before the slash. */
   rule: string;

@@ -127,7 +127,11 @@ export async function openRegistry(options: {
       search.drop(deleted);
     }
   });
-  const scanning = new ScanService({ blockSeverity: config.scanBlockSeverity, scanner: config.scanner });
+  const scanning = new ScanService({
+    blockSeverity: config.scanBlockSeverity,
+    budgetMs: config.scanBudgetMs,
+    scanner: config.scanner,
+  });
   const signing = await SigningService.open(new ProvenanceRepository(db), {
     pem: config.signingKey,
     registryUrl: config.publicUrl ?? `http://${config.host}:${config.port}`,

@@ -42,6 +42,8 @@ const externalOutputSchema = z.union([
 
 export interface ScanningOptions {
   blockSeverity: Severity;
+  /** The built-in rules' time budget (default SCAN_BUDGET_MS). */
+  budgetMs?: number;
   scanner?: ExternalScannerConfig;
 }
 
@@ -54,7 +56,10 @@ export class ScanService {
   }
 
   async scan(files: readonly BundleFile[]): Promise<ScanResult> {
-    const builtIn = await scanBundle(files, { blockSeverity: this.options.blockSeverity });
+    const builtIn = await scanBundle(files, {
+      blockSeverity: this.options.blockSeverity,
+      budgetMs: this.options.budgetMs,
+    });
     const scanner = this.options.scanner;
     if (!scanner) return builtIn;
     const external = await runExternalScanner(scanner, files);
