@@ -194,5 +194,14 @@ describe('skillreg with --namespace and --view', () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(new RegExp(`refused\\s+${bad}`));
     expect(run.stdout).toContain('security scan: 1 refused (quarantined), 1 published with warnings');
+
+    // publish: a quarantine is a failure naming the finding; a warning is published and shown.
+    const refused = await cli(['publish', path.join(root, 'skills', bad), ...global()]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('quarantine');
+    expect(refused.stderr).toContain('scripts/run.sh:2');
+    const warned = await cli(['publish', path.join(root, 'skills', flagged), ...global()]);
+    expect(warned.code, warned.stderr).toBe(0);
+    expect(warned.stdout).toMatch(/scan {2}SKILL\.md:\d+ hidden-unicode\/[a-z-]+ \(medium\)/);
   });
 });

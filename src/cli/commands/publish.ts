@@ -34,5 +34,11 @@ export function registerPublishCommand(program: Command, { output, clientOf }: C
         `${result.created ? 'created  ' : 'unchanged'}  ${result.name}@${result.version}  ${result.digest}`,
       );
       for (const warning of result.warnings) output.info(`  warn  ${warning.path}: ${warning.detail}`);
+      // A warn verdict is published and flagged: say what the scan found.
+      for (const finding of result.scan?.findings ?? []) {
+        output.info(
+          `  scan  ${finding.path}${finding.line > 0 ? `:${finding.line}` : ''} ${finding.rule} (${finding.severity}): ${finding.detail}`,
+        );
+      }
     });
 }
