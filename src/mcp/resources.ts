@@ -6,13 +6,13 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../errors.js';
 import { classifyFile, decodeText } from '../services/file-types.js';
+import { InstallableSkills } from '../services/installable.js';
 import { userInvocable } from '../services/visibility.js';
 import type { CatalogueItem } from '../storage/catalogue-repository.js';
 import { catalogue, PAGE, SKILL_MD } from './catalogue.js';
 import type { McpServerDependencies } from './server.js';
 
-/** JSON-RPC error code for an unknown resource (MCP specification, resources). */
-const RESOURCE_NOT_FOUND = -32002;
+/** An unknown resource is invalid params (SEP-2164, which the skills extension follows). */
 const INVALID_PARAMS = -32602;
 const INTERNAL_ERROR = -32603;
 
@@ -115,6 +115,7 @@ async function readResource(
   variables: Record<string, string | string[]>,
 ): Promise<ReadResourceResult> {
   const { reads } = deps;
+  const installable = new InstallableSkills(reads);
   const href = uri.toString();
   const variable = (key: string) => {
     const value = variables[key];
@@ -135,9 +136,11 @@ async function readResource(
     const { record } = resolved;
     const file = await reads.file(record, path);
     if (file.path === SKILL_MD) reads.recordLoad(resolved, deps.client);
+    // SKILL.md as hosts and installers need it (frontmatter completed where the registry filled it in),
+    // the bytes the skills extension's manifest describes.
     const kind =
       file.path === SKILL_MD
-        ? { mimeType: 'text/markdown', text: decodeText(file.bytes) }
+        ? { mimeType: 'text/markdown', text: decodeText((await installable.skillMd(record)).bytes) }
         : classifyFile(file.path, file.bytes);
     if (kind.text !== undefined)
       return { contents: [{ uri: href, mimeType: kind.mimeType, text: kind.text }] };
@@ -146,7 +149,7 @@ async function readResource(
     };
   } catch (error) {
     if (error instanceof AppError && error.status === 404) {
-      throw new ResourceError(RESOURCE_NOT_FOUND, error.message, { uri: href, ...error.extensions });
+      throw new ResourceError(INVALID_PARAMS, error.message, { uri: href, ...error.extensions });
     }
     if (error instanceof AppError && error.status < 500) {
       throw new ResourceError(INVALID_PARAMS, error.message, { uri: href, ...error.extensions });

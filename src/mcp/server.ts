@@ -5,6 +5,7 @@ import type { Scope } from '../namespaces.js';
 import type { SkillReadService } from '../services/skill-reads.js';
 import type { SkillSearchService } from '../services/skill-search.js';
 import { registerSkillResources } from './resources.js';
+import { registerSkillsExtension, SKILLS_EXTENSION } from './skills-extension.js';
 import { registerSkillTools } from './tools.js';
 
 /** What the MCP server reads through: the same read and search services as every other face. */
@@ -34,12 +35,19 @@ const INSTRUCTIONS =
  * so a publish, tag move or yank shows on the next call, as on every other face.
  */
 export function createMcpServer(deps: McpServerDependencies): McpServer {
-  const capabilities: ServerCapabilities = { tools: {}, resources: {}, completions: {} };
+  const capabilities: ServerCapabilities = {
+    tools: {},
+    resources: {},
+    completions: {},
+    // The MCP skills extension (SEP-2640): skills/list and skills/get, files over resources/read.
+    extensions: { [SKILLS_EXTENSION]: {} },
+  };
   const server = new McpServer(
     { name: MCP_SERVER_NAME, title: 'Agent Skills registry', version: MCP_SERVER_VERSION },
     { capabilities, instructions: INSTRUCTIONS },
   );
   registerSkillTools(server, deps);
   registerSkillResources(server, deps);
+  registerSkillsExtension(server, deps);
   return server;
 }

@@ -399,12 +399,12 @@ describe('MCP over Streamable HTTP', () => {
   it('unknown resources are MCP errors with the registry detail', async () => {
     await expect(client.readResource({ uri: `skill://${name.slice(0, -1)}/SKILL.md` })).rejects.toMatchObject(
       {
-        code: -32002,
+        code: -32602,
         message: expect.stringContaining(name),
       },
     );
     await expect(client.readResource({ uri: `skill://${name}/nope/missing.txt` })).rejects.toMatchObject({
-      code: -32002,
+      code: -32602,
       message: expect.stringContaining('references/guide.md'),
     });
     await expect(client.readResource({ uri: 'https://example.com/x' })).rejects.toMatchObject({

@@ -1,0 +1,43 @@
+import { stringify } from 'yaml';
+import { decodeUtf8, splitFrontmatter } from './frontmatter.js';
+
+/**
+ * The SKILL.md an installer or host is handed. The Agent Skills format wants it to open with
+ * frontmatter holding `name` and `description`; a skill published without them (the registry filled
+ * them in from the folder name or the first paragraph) is served with them written in. Only the
+ * frontmatter block changes: the rest of the file stays byte for byte. The stored version, its digest
+ * and `/content` stay as published.
+ */
+export interface InstallableSkillMd {
+  bytes: Uint8Array;
+  /** The frontmatter of `bytes`, as a host parsing them reads it. */
+  frontmatter: Record<string, unknown>;
+  /** Whether the bytes differ from the stored ones. */
+  completed: boolean;
+}
+
+/** A frontmatter block at the start of the file: its opening line, its YAML, its closing line. */
+const FRONTMATTER_BLOCK = /^\uFEFF?---[ \t]*\r?\n(?:[\s\S]*?\r?\n)?---[ \t]*(?:\r?\n|$)/;
+
+export function installableSkillMd(
+  stored: Uint8Array,
+  name: string,
+  description: string,
+): InstallableSkillMd {
+  const text = decodeUtf8(stored);
+  const split = splitFrontmatter(text);
+  if (split.hasFrontmatter && split.data.name === name && split.data.description === description) {
+    return { bytes: stored, frontmatter: split.data, completed: false };
+  }
+  // The registry's name and description first, then every other key the author wrote, in order.
+  const { name: _name, description: _description, ...rest } = split.data;
+  const frontmatter = { name, description, ...rest };
+  const block = `---\n${stringify(frontmatter, { lineWidth: 0 })}---\n`;
+  const match = split.hasFrontmatter ? FRONTMATTER_BLOCK.exec(text) : null;
+  const after = match ? text.slice(match[0].length) : text.replace(/^\uFEFF/, '');
+  return {
+    bytes: Buffer.from(block + after, 'utf8'),
+    frontmatter: splitFrontmatter(block).data,
+    completed: true,
+  };
+}

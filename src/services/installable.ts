@@ -1,0 +1,39 @@
+import { fileDigest } from '../bundle/digest.js';
+import { type InstallableSkillMd, installableSkillMd } from '../bundle/installable.js';
+import type { VersionRecord } from '../storage/records.js';
+import type { SkillReadService } from './skill-reads.js';
+
+const SKILL_MD = 'SKILL.md';
+
+/** One file as handed to an installer or host: its path, and the size and digest of those bytes. */
+export interface InstallableFile {
+  path: string;
+  size: number;
+  /** `sha256:<hex>` of the bytes served. */
+  digest: string;
+}
+
+/**
+ * What faces that hand a skill to an installer or host serve (MCP resources and manifests): the files
+ * as published, but SKILL.md with its frontmatter completed where the registry filled in the name or
+ * description (src/bundle/installable.ts), and digests of exactly those bytes.
+ */
+export class InstallableSkills {
+  constructor(private readonly reads: SkillReadService) {}
+
+  async skillMd(record: VersionRecord): Promise<InstallableSkillMd> {
+    const stored = await this.reads.file(record, SKILL_MD);
+    return installableSkillMd(stored.bytes, record.name, record.description);
+  }
+
+  /** Every file of the version, SKILL.md as served, by path. */
+  async files(record: VersionRecord): Promise<{ files: InstallableFile[]; skillMd: InstallableSkillMd }> {
+    const [entries, skillMd] = await Promise.all([this.reads.files(record), this.skillMd(record)]);
+    const files = entries.map((entry) =>
+      entry.path === SKILL_MD
+        ? { path: entry.path, size: skillMd.bytes.byteLength, digest: `sha256:${fileDigest(skillMd.bytes)}` }
+        : { path: entry.path, size: entry.size, digest: `sha256:${entry.digest}` },
+    );
+    return { files, skillMd };
+  }
+}
