@@ -24,6 +24,7 @@ export const INDEX_ARCHIVE_FORMAT: ArchiveFormat = PUBLISH_ARCHIVE_FORMAT;
 const entrySchema = z.object({
   name: z.string(),
   description: z.string(),
+  version: z.string().describe('The version the entry installs (agentskills draft, PR #380)'),
   type: z.literal('archive'),
   url: z.string().describe('Absolute URL of the version-pinned bundle (immutable)'),
   digest: z
@@ -61,6 +62,7 @@ function toEntry(
   return {
     name: entry.name,
     description: entry.description,
+    version: entry.version,
     type: 'archive',
     url: bundleUrl(`${origin}${scopePath({ kind: 'namespace', namespace })}`, entry.name, entry.version),
     digest: `sha256:${sha256}`,

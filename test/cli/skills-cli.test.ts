@@ -180,4 +180,54 @@ describe.skipIf(!enabled)('npx skills add <registry-url> (public skills CLI)', (
       bundleContents(teamBundle),
     );
   });
+
+  it('finds skills with SKILLS_API_URL=<view> npx skills find, and the source it prints installs that skill', async () => {
+    const team = uniqueName('cli-find');
+    const name = uniqueName('cli-found');
+    const bundle = demoBundle(name);
+    bundle[0]!.bytes = Buffer.from(
+      skillMd({
+        name,
+        description: 'Reconciles quarterly ledger exports against the bank statements.',
+        body: `# ${name}\n\nMatch each ledger line to a statement line.\n`,
+      }),
+    );
+    expect((await publish(app, bundle, { query: `namespace=${team}` })).statusCode).toBe(201);
+    const view = uniqueName('cli-find-view');
+    const put = await app.inject({
+      method: 'PUT',
+      url: `/views/${view}`,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      payload: { layers: ['default', team] },
+    });
+    expect(put.statusCode, put.body).toBe(201);
+
+    const home = await mkdtemp(path.join(scratch, 'home-'));
+    const { stdout } = await execFileAsync(
+      cliNode,
+      [cliBin, 'find', 'reconcile my ledger exports with the bank'],
+      {
+        cwd: home,
+        timeout: 60_000,
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          HOME: home,
+          TMPDIR: scratch,
+          SKILLS_API_URL: `${registryUrl}/views/${view}`,
+          DISABLE_TELEMETRY: '1',
+          DO_NOT_TRACK: '1',
+          NO_COLOR: '1',
+        },
+      },
+    );
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the CLI colours its output
+    const printed = stdout.replace(/\x1b\[[0-9;]*m/g, '');
+    const source = `${registryUrl}/views/${view}/skills/${name}@${name}`;
+    expect(printed).toContain(source);
+
+    const { cwd, output } = await skillsAdd(source, name);
+    expect(await folderContents(path.join(cwd, '.claude', 'skills', name)), output).toEqual(
+      bundleContents(bundle),
+    );
+  });
 });

@@ -70,8 +70,13 @@ describe('GET /.well-known/agent-skills/index.json', () => {
     ] as const) {
       const entry = entryOf(index, record.name);
       expect(entry).toBeDefined();
-      expect(Object.keys(entry!).sort()).toEqual(['description', 'digest', 'name', 'type', 'url']);
-      expect(entry).toMatchObject({ name: record.name, description, type: 'archive' });
+      expect(Object.keys(entry!).sort()).toEqual(['description', 'digest', 'name', 'type', 'url', 'version']);
+      expect(entry).toMatchObject({
+        name: record.name,
+        description,
+        type: 'archive',
+        version: record.version,
+      });
       expect(entry!.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
       // Pinned to the exact version: immutable, so the digest next to it stays true.
       const url = new URL(entry!.url);
@@ -255,6 +260,34 @@ describe('GET /skills/{name}/.well-known/agent-skills/index.json', () => {
       headers: { 'if-none-match': res.headers.etag as string },
     });
     expect(again.statusCode).toBe(304);
+  });
+
+  it('answers <name>@<name> (the install source `npx skills find` prints) like <name>, and a 404 for another name', async () => {
+    const { name } = await published(skill(uniqueName('wk-source')));
+    const plain = (await ctx.app.inject(`/skills/${name}/.well-known/agent-skills/index.json`)).json();
+    const sourced = await ctx.app.inject(`/skills/${name}@${name}/.well-known/agent-skills/index.json`);
+    expect(sourced.statusCode, sourced.body).toBe(200);
+    expect(sourced.json()).toEqual(plain);
+    const other = await ctx.app.inject(`/skills/${name}@someone-else/.well-known/agent-skills/index.json`);
+    expect(other.statusCode).toBe(404);
+    expect(other.json().detail).toContain('each source holds one skill');
+  });
+
+  it('GET /api/search answers in the skills CLI shape, each source the per-skill install URL', async () => {
+    const { name } = await published(skill(uniqueName('wk-api'), 'Converts invoices into ledger entries.'));
+    const res = await ctx.app.inject({
+      url: '/api/search?q=convert%20invoices%20to%20ledger%20entries&limit=10',
+      headers: { host: 'registry.test' },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const [first] = res.json().skills;
+    expect(first).toEqual({
+      id: name,
+      name,
+      source: `http://registry.test/skills/${name}`,
+      description: 'Converts invoices into ledger entries.',
+    });
+    expect((await ctx.app.inject('/api/search')).statusCode).toBe(400);
   });
 
   it('is a 404 problem for an unknown skill', async () => {

@@ -1,10 +1,17 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { scopePath } from '../../namespaces.js';
 import { searchResponseSchema } from '../../services/documents.js';
 import type { Registry } from '../../services/registry.js';
-import { DEFAULT_TOOL_LIMIT, MAX_QUERY_LENGTH, MAX_TOOL_LIMIT } from '../../services/skill-search.js';
+import {
+  checkedQuery,
+  DEFAULT_TOOL_LIMIT,
+  MAX_QUERY_LENGTH,
+  MAX_TOOL_LIMIT,
+} from '../../services/skill-search.js';
 import { sendAnswer } from '../answer.js';
 import { problemResponses } from '../problem.js';
+import { publicBaseUrl } from '../public-url.js';
 import { withoutNul } from '../schemas.js';
 import { mounted, mountParams, mountProblems, type ReadMount, readAccess, useScope } from '../scope.js';
 
@@ -61,6 +68,58 @@ const searchRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: ReadMount
         reply,
         await reads.searchAnswer(request.scope, { query: q ?? '', limit, tag }),
       );
+    },
+  );
+
+  app.get(
+    '/api/search',
+    {
+      preHandler: readable,
+      schema: {
+        tags: ['agents'],
+        summary: 'Search in the shape the public `skills` CLI reads',
+        description:
+          'What `SKILLS_API_URL=<this registry, namespace or view URL> npx skills find <words>` asks for: the same ranking as GET /search, as `{skills: [{id, name, source, description}]}`. Each `source` installs that skill from where it was searched: `npx skills add <source>` (the CLI prints `<source>@<name>`, which installs the same skill).',
+        ...mounted(mount, 'searchSkillsForSkillsCli'),
+        ...(mount === 'root' ? {} : { params: mountParams(mount) }),
+        querystring: z.object({
+          q: withoutNul(z.string().max(MAX_QUERY_LENGTH))
+            .optional()
+            .describe('Needed: the words to search for; missing or blank is a 400'),
+          limit: z.coerce.number().int().min(1).max(MAX_TOOL_LIMIT).default(DEFAULT_TOOL_LIMIT),
+        }),
+        response: {
+          200: z.object({
+            skills: z.array(
+              z.object({
+                id: z.string().describe('The skill name (the CLI shows it as a slug)'),
+                name: z.string(),
+                source: z
+                  .string()
+                  .describe('`npx skills add <source>` installs this skill from the scope searched'),
+                description: z.string(),
+              }),
+            ),
+          }),
+          ...problemResponses(...mountProblems(mount, 400, 401, 403)),
+        },
+      },
+    },
+    async (request) => {
+      const query = checkedQuery(request.query.q ?? '');
+      const results = await registry.search.searchSkills(request.scope, {
+        query,
+        limit: request.query.limit,
+      });
+      const base = `${publicBaseUrl(request)}${scopePath(request.scope)}`;
+      return {
+        skills: results.map((result) => ({
+          id: result.name,
+          name: result.name,
+          source: `${base}/skills/${encodeURIComponent(result.name)}`,
+          description: result.description,
+        })),
+      };
     },
   );
 };

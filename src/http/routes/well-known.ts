@@ -1,10 +1,12 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { NotFoundError } from '../../errors.js';
 import { DISCOVERY_SCHEMA, discoveryIndexSchema, INDEX_ARCHIVE_FORMAT } from '../../services/discovery.js';
 import type { Registry } from '../../services/registry.js';
 import { sendAnswer } from '../answer.js';
 import { problemResponses } from '../problem.js';
 import { publicBaseUrl } from '../public-url.js';
-import { nameParam } from '../schemas.js';
+import { withoutNul } from '../schemas.js';
 import { mounted, mountParams, mountProblems, type ReadMount, readAccess, useScope } from '../scope.js';
 
 /** The Agent Skills discovery index, whole and per skill, so `npx skills add <registry-url>` installs. */
@@ -44,18 +46,43 @@ const wellKnownRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: ReadMo
         description:
           'The discovery index restricted to one skill, for installers that look for an index under the URL they are given: `npx skills add <registry-url>/skills/<name>` then downloads only that skill, where `npx skills add <registry-url>` downloads every listed archive before picking.',
         ...mounted(mount, 'getSkillAgentSkillsIndex'),
-        params: mountParams(mount).extend(nameParam.shape),
-        response: { 200: discoveryIndexSchema, ...problemResponses(...mountProblems(mount, 401, 403, 404)) },
+        params: mountParams(mount).extend({
+          name: withoutNul(z.string().min(1).max(200)).describe(
+            'Skill name; `name@name` too, which is how `npx skills find` prints an install source',
+          ),
+        }),
+        response: {
+          200: discoveryIndexSchema,
+          ...problemResponses(...mountProblems(mount, 400, 401, 403, 404)),
+        },
       },
     },
     async (request, reply) => {
+      const name = sourceSkillName(request.params.name);
       return sendAnswer(
         request,
         reply,
-        await discovery.skillIndex(request.scope, request.params.name, publicBaseUrl(request)),
+        await discovery.skillIndex(request.scope, name, publicBaseUrl(request)),
       );
     },
   );
 };
+
+/**
+ * `npx skills find` prints `<source>@<skill>`, and `npx skills add` looks for the index under that
+ * whole URL: `<base>/skills/<name>@<name>` is the same one-skill index as `<base>/skills/<name>`.
+ */
+function sourceSkillName(raw: string): string {
+  const at = raw.indexOf('@');
+  if (at === -1) return raw;
+  const name = raw.slice(0, at);
+  const picked = raw.slice(at + 1);
+  if (picked !== name) {
+    throw new NotFoundError(
+      `'${raw}' names skill '${picked}' at the source of skill '${name}'; each source holds one skill: install ${name} from <registry>/skills/${name}, or ${picked} from <registry>/skills/${picked}`,
+    );
+  }
+  return name;
+}
 
 export default wellKnownRoutes;
