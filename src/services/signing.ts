@@ -68,6 +68,11 @@ export class SigningService {
     return (await this.repository.envelopeOf(versionId)) ?? envelope;
   }
 
+  /** Signs a version just stored, from what its publish knows (no read back). */
+  async attestStored(version: AttestedVersion): Promise<void> {
+    await this.repository.store([{ versionId: version.id, kid: this.kid, envelope: this.sign(version) }]);
+  }
+
   /** Signs every version stored without an envelope; answers how many. */
   async backfill(): Promise<number> {
     let signed = 0;

@@ -10,6 +10,7 @@ import {
 } from '../bundle/types.js';
 import { chooseVersion, pickLatest, sortVersionsDescending } from '../bundle/version.js';
 import { AppError, ConflictError } from '../errors.js';
+import { DEFAULT_NAMESPACE } from '../namespaces.js';
 import { countCatalogueEntryTokens, countTokens } from '../render/token-count.js';
 import type { ScanResult } from '../scan/index.js';
 import { encodeTerms, searchDocument } from '../search/document.js';
@@ -293,15 +294,13 @@ export class SkillWriteService {
         // Compression runs on libuv's thread pool while the version row is inserted.
         const archive = buildArchive(input.files, PUBLISH_ARCHIVE_FORMAT);
         archive.catch(() => {}); // awaited below; never an unhandled rejection meanwhile
-        const versionId = await this.insertVersion(
-          write,
-          skillId,
-          choice.version,
-          input,
-          archive,
+        // The statement signed after the commit names this time, which the row stores too.
+        const publishedAt = new Date();
+        const versionId = await this.insertVersion(write, skillId, choice.version, input, archive, {
           scan,
-          blocked,
-        );
+          quarantined: blocked,
+          publishedAt,
+        });
         // A quarantined version is kept for review only: no tag points at it, so no face serves it.
         if (!blocked) {
           await refreshLatest(write, skillId);
@@ -330,13 +329,27 @@ export class SkillWriteService {
           scan,
           held: blocked,
           versionId,
+          publishedAt,
         };
       },
     );
-    const { held, versionId, ...answer } = result;
+    const { held, versionId, publishedAt, ...answer } = result;
     // Signed once committed (the statement names what was stored). Should this fail, the envelope is
     // made when first asked for or by the start-up backfill: Ed25519 signs the same bytes the same way.
-    if (versionId !== undefined) await this.signing?.attest(versionId).catch(() => undefined);
+    if (versionId !== undefined && publishedAt !== undefined) {
+      await this.signing
+        ?.attestStored({
+          id: versionId,
+          namespace: input.namespace ?? DEFAULT_NAMESPACE,
+          name: skill.name,
+          version: answer.version,
+          digest,
+          publishedBy: input.actor,
+          createdAt: publishedAt,
+          scan: { verdict: scan.verdict, rules: scan.rules },
+        })
+        .catch(() => undefined);
+    }
     if (held) throw new QuarantineError(skill.name, scan, answer.version);
     return answer;
   }
@@ -464,8 +477,7 @@ export class SkillWriteService {
     version: string,
     input: PublishInput,
     archive: Promise<Awaited<ReturnType<typeof buildArchive>>>,
-    scan: ScanResult,
-    quarantined: boolean,
+    { scan, quarantined, publishedAt }: { scan: ScanResult; quarantined: boolean; publishedAt: Date },
   ): Promise<string> {
     const { skill, files, digest } = input;
     const skillMd = files.find((file) => file.path === 'SKILL.md');
@@ -488,6 +500,7 @@ export class SkillWriteService {
       quarantine: quarantined ? ('held' as const) : null,
       warnings: skill.warnings,
       publishedBy: input.actor,
+      createdAt: publishedAt,
     };
     const versionId = await write.insertVersion(skillId, row);
     // The archive is stored like any file content (one blob statement for both), then linked.

@@ -46,6 +46,8 @@ export interface NewVersion {
   searchTerms: string;
   /** The publish-time scan (src/scan). */
   scan: { verdict: string; rules: string; findings: unknown[] };
+  /** When it was published (default: the database's now). */
+  createdAt?: Date;
   /** `held` for a version the scan blocked (stored for review, never served). */
   quarantine: 'held' | null;
   warnings: { path: string; detail: string }[];

@@ -413,10 +413,12 @@ describe('bounded work', () => {
   it('parses a 1 MiB frontmatter of thousands of keys in bounded time, listing only some of them', () => {
     const started = performance.now();
     const parsed = parse(skill(`name: a\ndescription: d\n${manyKeys(1_000_000)}`));
-    expect(performance.now() - started).toBeLessThan(10_000);
+    // A guard against quadratic parsing (minutes), loose enough for a loaded CI machine; the figure
+    // itself is not a target.
+    expect(performance.now() - started).toBeLessThan(30_000);
     const unknown = parsed.warnings.find((w) => w.detail.includes('not part of the Agent Skills spec'));
     expect(unknown!.detail).toMatch(/and \d+ more/);
-  });
+  }, 60_000);
 
   it('does not try to repair a large frontmatter', () => {
     const text = skill(`name: a\ndescription: Use when: x\n${manyKeys(100_000)}`);

@@ -152,11 +152,14 @@ describe('provenance: a signed attestation for every version', () => {
     const first = uniqueName('old');
     const second = uniqueName('old');
     for (const name of [first, second]) expect((await publish(ctx.app, bundle(name))).statusCode).toBe(201);
+    const atPublish = (await ctx.app.inject({ url: `/skills/${first}/attestation` })).json();
     await ctx.database.db.execute(sql`
       delete from attestations where version_id in (select id from skill_versions where name in (${first}, ${second}))`);
     const onDemand = await ctx.app.inject({ url: `/skills/${first}/attestation` });
     expect(onDemand.statusCode).toBe(200);
     expect(verifyWithNodeCrypto(onDemand.json(), await jwks()).ok).toBe(true);
+    // Signed from the stored row, it is the envelope publish made: Ed25519 is deterministic.
+    expect(onDemand.json()).toEqual(atPublish);
     expect(await ctx.app.registry.signing.backfill()).toBeGreaterThanOrEqual(1);
     const backfilled = await ctx.app.inject({ url: `/skills/${second}/attestation` });
     expect(verifyWithNodeCrypto(backfilled.json(), await jwks()).ok).toBe(true);

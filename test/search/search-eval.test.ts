@@ -34,7 +34,7 @@ describe.skipIf(!present)('search evaluation on the public corpus', () => {
     const { refused } = await publishAll(send, ADMIN_TOKEN, corpusFolders(), []);
     // The registry refuses a few corpus folders on purpose (invalid names, descriptions over 1024).
     expect(refused.length).toBeLessThan(10);
-  }, 120_000);
+  }, 300_000);
 
   afterAll(async () => {
     await ctx?.close();
