@@ -5,6 +5,9 @@ import type { SkillReadService } from './skill-reads.js';
 
 const SKILL_MD = 'SKILL.md';
 
+/** Keyed by the stored file object the read cache hands out, so it lives exactly as long as that entry. */
+const installableOf = new WeakMap<object, InstallableSkillMd>();
+
 /** One file as handed to an installer or host: its path, and the size and digest of those bytes. */
 export interface InstallableFile {
   path: string;
@@ -23,7 +26,14 @@ export class InstallableSkills {
 
   async skillMd(record: VersionRecord): Promise<InstallableSkillMd> {
     const stored = await this.reads.file(record, SKILL_MD);
-    return installableSkillMd(stored.bytes, record.name, record.description);
+    // Every resources/read and manifest of a SKILL.md asks: worked out once per file the read cache
+    // holds (its entries never change), not once per request.
+    let installable = installableOf.get(stored);
+    if (installable === undefined) {
+      installable = installableSkillMd(stored.bytes, record.name, record.description);
+      installableOf.set(stored, installable);
+    }
+    return installable;
   }
 
   /** Every file of the version, SKILL.md as served, by path. */

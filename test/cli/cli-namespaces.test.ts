@@ -2,18 +2,12 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/main.js';
 import { uniqueName } from '../helpers/bundles.js';
-import { capturedOutput } from '../helpers/cli-output.js';
+import { cliInProcess } from '../helpers/cli-output.js';
 import { ADMIN_TOKEN, adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
 import { listening } from '../helpers/http.js';
 
-/** The CLI in process (same commands as the binary), its output captured. */
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const { output, captured } = capturedOutput();
-  const code = await runCli(args, output);
-  return { code, ...captured };
-}
+const cli = cliInProcess;
 
 /** POST publishes the app has counted so far, by outcome (GET /metrics). */
 async function publishCounts(ctx: TestApp): Promise<Record<string, number>> {

@@ -6,6 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+export { freePort } from '../../bench/processes.js';
+
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export interface Dockerfile {
@@ -67,17 +69,6 @@ export function readDockerfile(file = path.join(REPO_ROOT, 'Dockerfile')): Docke
     healthcheckOptions: healthcheck?.[1]?.trim() ?? '',
     env,
   };
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Runs an exec-form command the way the container would (`node` is this Node binary). */

@@ -4,11 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/main.js';
 import { SigningService } from '../../src/services/signing.js';
 import { ProvenanceRepository } from '../../src/storage/provenance-repository.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
-import { capturedOutput } from '../helpers/cli-output.js';
+import { cliInProcess } from '../helpers/cli-output.js';
 import { ADMIN_TOKEN, adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
 import { listening } from '../helpers/http.js';
 
@@ -47,11 +46,7 @@ const bundle = (name: string) =>
     'scripts/run.sh': `#!/bin/sh\necho ${name}\n`,
   });
 
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const { output, captured } = capturedOutput();
-  const code = await runCli(args, output);
-  return { code, ...captured };
-}
+const cli = cliInProcess;
 
 describe('provenance: a signed attestation for every version', () => {
   let ctx: TestApp;
