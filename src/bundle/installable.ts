@@ -1,5 +1,6 @@
 import { stringify } from 'yaml';
 import { decodeUtf8, splitFrontmatter } from './frontmatter.js';
+import type { BundleFile } from './types.js';
 
 /**
  * The SKILL.md an installer or host is handed. The Agent Skills format wants it to open with
@@ -40,4 +41,20 @@ export function installableSkillMd(
     frontmatter: splitFrontmatter(block).data,
     completed: true,
   };
+}
+
+/** A version's files as an installer gets them: SKILL.md completed (see installableSkillMd), the rest as stored. */
+export function installableFiles(
+  files: readonly BundleFile[],
+  name: string,
+  description: string,
+): { files: BundleFile[]; completed: boolean } {
+  let completed = false;
+  const result = files.map((file) => {
+    if (file.path !== 'SKILL.md') return file;
+    const skillMd = installableSkillMd(file.bytes, name, description);
+    completed = skillMd.completed;
+    return skillMd.completed ? { ...file, bytes: skillMd.bytes } : file;
+  });
+  return { files: result, completed };
 }

@@ -148,7 +148,15 @@ export class SkillRegistryClient {
     );
   }
 
-  getBundle(name: string, selector: Selector & { format?: 'tar.gz' | 'zip' } = {}) {
+  /**
+   * The whole version as an archive. `contents: 'as-published'` asks for the files exactly as stored
+   * (what the version's digest covers); the default is what installers get (SKILL.md frontmatter
+   * completed where the registry filled it in).
+   */
+  getBundle(
+    name: string,
+    selector: Selector & { format?: 'tar.gz' | 'zip'; contents?: 'installable' | 'as-published' } = {},
+  ) {
     return this.getBytes(`${this.scope}/skills/${encodeURIComponent(name)}/bundle${query({ ...selector })}`);
   }
 

@@ -1,14 +1,16 @@
 import { writeTarGz, writeZip } from '../bundle/archive-write.js';
 import { fileDigest } from '../bundle/digest.js';
+import { installableFiles, installableSkillMd } from '../bundle/installable.js';
 import type { BundleFile } from '../bundle/types.js';
-import type { ArchivesRepository, CurrentArchive } from '../storage/archives-repository.js';
-import type { ArchiveFormat } from '../storage/records.js';
+import type { ArchivesRepository, ArchiveToBuild } from '../storage/archives-repository.js';
+import { type ArchiveContents, type ArchiveFormat, archiveKey } from '../storage/records.js';
 import type { SkillReads } from '../storage/skills-repository.js';
 
 /**
- * The archive every publish builds and stores with the version, in the same transaction: the format
+ * The format every publish builds and stores with the version, in the same transaction, both as
+ * published and installable (one blob when SKILL.md needs no completing): the installable one is what
  * the discovery index points at (see discovery.ts), so the index never builds archives except for
- * versions published before archives were built at publish time. tar.gz bundles stay lazy.
+ * versions published before. tar.gz bundles stay lazy.
  */
 export const PUBLISH_ARCHIVE_FORMAT: ArchiveFormat = 'zip';
 
@@ -32,6 +34,31 @@ export async function buildArchive(
   return { format, bytes, sha256: fileDigest(bytes) };
 }
 
+/** What the archive of a version is built for: its id, and the name and description SKILL.md completes with. */
+export interface ArchivedVersion {
+  id: string;
+  name: string;
+  description: string;
+}
+
+/**
+ * A new version's archives in `format`: as published, and installable, which is the same archive
+ * unless the registry filled in SKILL.md's name or description.
+ */
+export async function buildPublishArchives(
+  files: readonly BundleFile[],
+  name: string,
+  description: string,
+  format: ArchiveFormat = PUBLISH_ARCHIVE_FORMAT,
+): Promise<{ asPublished: BuiltArchive; installable: BuiltArchive }> {
+  const installable = installableFiles(files, name, description);
+  const asPublished = buildArchive(files, format);
+  return {
+    asPublished: await asPublished,
+    installable: installable.completed ? await buildArchive(installable.files, format) : await asPublished,
+  };
+}
+
 /** Splits versions into batches of at most ARCHIVE_BATCH_VERSIONS and about ARCHIVE_BATCH_BYTES. */
 function archiveBatches<T extends { totalSize: number }>(versions: readonly T[]): T[][] {
   const batches: T[][] = [];
@@ -53,7 +80,7 @@ function archiveBatches<T extends { totalSize: number }>(versions: readonly T[])
   return batches;
 }
 
-/** Stored archives: built once per version and format, the same bytes on every replica. */
+/** Stored archives: built once per version, format and contents, the same bytes on every replica. */
 export class ArchiveService {
   constructor(
     private readonly archives: ArchivesRepository,
@@ -63,14 +90,30 @@ export class ArchiveService {
   /**
    * The archive of a version, built on first request and stored, so every replica serves the same
    * bytes and the digest in the discovery index stays true. Concurrent first requests race harmlessly:
-   * the first stored archive wins and everyone answers with it.
+   * the first stored archive wins and everyone answers with it. An installable archive whose SKILL.md
+   * needs no completing is the as-published one, linked under both keys.
    */
-  async archive(versionId: string, format: ArchiveFormat): Promise<{ bytes: Uint8Array; sha256: string }> {
-    const stored = await this.archives.stored(versionId, format);
+  async archive(
+    version: ArchivedVersion,
+    format: ArchiveFormat,
+    contents: ArchiveContents,
+  ): Promise<{ bytes: Uint8Array; sha256: string }> {
+    const key = archiveKey(format, contents);
+    const stored = await this.archives.stored(version.id, key);
     if (stored) return stored;
-    const built = await buildArchive(await this.skills.bundleFiles(versionId), format);
-    await this.archives.store([{ versionId, bytes: built.bytes, sha256: built.sha256 }], format);
-    return (await this.archives.stored(versionId, format)) ?? built;
+    let files: BundleFile[] = await this.skills.bundleFiles(version.id);
+    if (contents === 'installable') {
+      const installable = installableFiles(files, version.name, version.description);
+      if (!installable.completed) {
+        const same = await this.archive(version, format, 'as-published');
+        await this.archives.link([{ versionId: version.id, sha256: same.sha256 }], key);
+        return same;
+      }
+      files = installable.files;
+    }
+    const built = await buildArchive(files, format);
+    await this.archives.store([{ versionId: version.id, bytes: built.bytes, sha256: built.sha256 }], key);
+    return (await this.archives.stored(version.id, key)) ?? built;
   }
 
   /**
@@ -79,47 +122,93 @@ export class ArchiveService {
    * most ARCHIVE_BATCH_VERSIONS versions and about ARCHIVE_BATCH_BYTES of files in memory): one query
    * loads a batch's files, one transaction stores its archives, and the event loop gets a turn between
    * batches, so thousands of stragglers never hold more than one connection or a batch of memory.
-   * Versions whose archive exists by then (another request or replica built it) are not built again.
+   * Versions whose archive exists by then (another request or replica built it) are not built again,
+   * and an installable archive that is the same as a stored as-published one is only linked to it.
    */
   async buildMissing(
-    versions: readonly Pick<CurrentArchive, 'versionId' | 'totalSize'>[],
+    versions: readonly ArchiveToBuild[],
     format: ArchiveFormat,
+    contents: ArchiveContents,
   ): Promise<Map<string, string>> {
+    const key = archiveKey(format, contents);
     const digests = new Map<string, string>();
     for (const batch of archiveBatches(versions)) {
       const ids = batch.map((entry) => entry.versionId);
-      const existing = await this.archives.storedDigests(ids, format);
+      const existing = await this.archives.storedDigests(ids, key);
       for (const [id, sha256] of existing) digests.set(id, sha256);
-      const todo = ids.filter((id) => !existing.has(id));
+      let todo = batch.filter((entry) => !existing.has(entry.versionId));
+      if (todo.length > 0 && contents === 'installable')
+        todo = await this.linkUncompleted(todo, format, digests);
       if (todo.length > 0) {
-        const filesOf = new Map<string, BundleFile[]>(todo.map((id) => [id, []]));
-        for (const row of await this.archives.filesOf(todo)) {
+        const filesOf = new Map<string, BundleFile[]>(todo.map((entry) => [entry.versionId, []]));
+        for (const row of await this.archives.filesOf(todo.map((entry) => entry.versionId))) {
           filesOf.get(row.versionId)?.push({ path: row.path, bytes: row.bytes, mode: row.mode });
         }
+        const sameAsPublished: { versionId: string; sha256: string }[] = [];
         const built = await Promise.all(
-          todo.map(async (versionId) => ({
-            versionId,
-            ...(await buildArchive(filesOf.get(versionId)!, format)),
-          })),
+          todo.map(async (entry) => {
+            let files = filesOf.get(entry.versionId)!;
+            let completed = false;
+            if (contents === 'installable') {
+              ({ files, completed } = installableFiles(files, entry.name, entry.description));
+            }
+            const archive = await buildArchive(files, format);
+            if (contents === 'installable' && !completed) {
+              sameAsPublished.push({ versionId: entry.versionId, sha256: archive.sha256 });
+            }
+            return { versionId: entry.versionId, ...archive };
+          }),
         );
-        await this.archives.store(built, format);
+        await this.archives.store(built, key);
+        // The same bytes are the as-published archive, which then needs no build of its own.
+        await this.archives.link(sameAsPublished, archiveKey(format, 'as-published'));
         // What is stored wins: a concurrent builder may have stored its archive first.
-        for (const [id, sha256] of await this.archives.storedDigests(todo, format)) digests.set(id, sha256);
+        const ids = todo.map((entry) => entry.versionId);
+        for (const [id, sha256] of await this.archives.storedDigests(ids, key)) digests.set(id, sha256);
       }
       await new Promise((resolve) => setImmediate(resolve));
     }
     return digests;
   }
 
-  /** Builds the archives current versions lack in `format`; answers how many were built. */
+  /**
+   * Of versions lacking an installable archive, links those whose SKILL.md needs no completing to their
+   * stored as-published archive (reading only SKILL.md) and answers the rest, which must be built.
+   */
+  private async linkUncompleted(
+    versions: readonly ArchiveToBuild[],
+    format: ArchiveFormat,
+    digests: Map<string, string>,
+  ): Promise<ArchiveToBuild[]> {
+    const ids = versions.map((entry) => entry.versionId);
+    const [asPublished, skillMds] = await Promise.all([
+      this.archives.storedDigests(ids, archiveKey(format, 'as-published')),
+      this.archives.skillMdOf(ids),
+    ]);
+    const links: { versionId: string; sha256: string }[] = [];
+    const rest: ArchiveToBuild[] = [];
+    for (const entry of versions) {
+      const sha256 = asPublished.get(entry.versionId);
+      const skillMd = skillMds.get(entry.versionId);
+      const uncompleted =
+        skillMd !== undefined && !installableSkillMd(skillMd, entry.name, entry.description).completed;
+      if (sha256 !== undefined && uncompleted) links.push({ versionId: entry.versionId, sha256 });
+      else rest.push(entry);
+    }
+    await this.archives.link(links, archiveKey(format, 'installable'));
+    for (const link of links) digests.set(link.versionId, link.sha256);
+    return rest;
+  }
+
+  /** Builds the installable archives current versions lack in `format`; answers how many were missing. */
   async backfill(format: ArchiveFormat = PUBLISH_ARCHIVE_FORMAT): Promise<number> {
-    const missing = await this.archives.missing(format);
-    if (missing.length > 0) await this.buildMissing(missing, format);
+    const missing = await this.archives.missing(archiveKey(format, 'installable'));
+    if (missing.length > 0) await this.buildMissing(missing, format, 'installable');
     return missing.length;
   }
 
-  /** Current versions with their stored archive digests (see ArchivesRepository.current). */
-  current(format: ArchiveFormat, namespace?: string): Promise<CurrentArchive[]> {
-    return this.archives.current(format, namespace);
+  /** Current versions with their stored installable archive digests (see ArchivesRepository.current). */
+  currentInstallable(format: ArchiveFormat, namespace?: string) {
+    return this.archives.current(archiveKey(format, 'installable'), namespace);
   }
 }

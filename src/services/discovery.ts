@@ -4,9 +4,10 @@ import { revisionEtag } from '../cache/etags.js';
 import type { ReadCache } from '../cache/read-cache.js';
 import { layersOf, type Scope, scopeKey, scopePath } from '../namespaces.js';
 import type { CurrentArchive } from '../storage/archives-repository.js';
-import type { ArchiveFormat } from '../storage/records.js';
+import { type ArchiveFormat, archiveKey } from '../storage/records.js';
 import { type Answer, bodyOf, JSON_CONTENT_TYPE } from './answers.js';
 import { type ArchiveService, PUBLISH_ARCHIVE_FORMAT } from './archives.js';
+import type { BundleService } from './bundles.js';
 import type { SkillReadService } from './skill-reads.js';
 
 export const DISCOVERY_SCHEMA = 'https://schemas.agentskills.io/discovery/0.2.0/schema.json' as const;
@@ -20,6 +21,13 @@ export const DISCOVERY_SCHEMA = 'https://schemas.agentskills.io/discovery/0.2.0/
  * that (a migrated or bulk-loaded catalogue) are built here, once.
  */
 export const INDEX_ARCHIVE_FORMAT: ArchiveFormat = PUBLISH_ARCHIVE_FORMAT;
+
+/**
+ * The index links installable archives (the bundle route's default contents): the `skills` CLI
+ * refuses a SKILL.md without name and description in its frontmatter, so a skill published with
+ * fallbacks is handed one with them written in.
+ */
+const INDEX_ARCHIVE_KEY = archiveKey(INDEX_ARCHIVE_FORMAT, 'installable');
 
 const entrySchema = z.object({
   name: z.string(),
@@ -84,6 +92,7 @@ export class DiscoveryService {
     private readonly cache: ReadCache,
     private readonly archives: ArchiveService,
     private readonly reads: SkillReadService,
+    private readonly bundles: BundleService,
     private readonly log?: { info(details: object, message: string): void },
   ) {}
 
@@ -95,7 +104,7 @@ export class DiscoveryService {
     const revision = await this.cache.scopeRevision(scope);
     const where = scopeKey(scope);
     return {
-      etag: revisionEtag(revision, 'agent-skills-index', where, origin, INDEX_ARCHIVE_FORMAT),
+      etag: revisionEtag(revision, 'agent-skills-index', where, origin, INDEX_ARCHIVE_KEY),
       immutable: false,
       contentType: JSON_CONTENT_TYPE,
       validity: { kind: 'scope', scope, revision },
@@ -106,7 +115,7 @@ export class DiscoveryService {
           async () => {
             const layers = layersOf(scope);
             const perLayer = await Promise.all(
-              layers.map((namespace) => this.archives.current(INDEX_ARCHIVE_FORMAT, namespace)),
+              layers.map((namespace) => this.archives.currentInstallable(INDEX_ARCHIVE_FORMAT, namespace)),
             );
             const winners = new Map<string, { entry: CurrentArchive; namespace: string }>();
             perLayer.forEach((current, at) => {
@@ -138,7 +147,7 @@ export class DiscoveryService {
     const body = await this.cache.immutable(
       `agent-skills-index|${record.id}|${origin}|${inView}`,
       async () => {
-        const archive = await this.reads.archive(record, INDEX_ARCHIVE_FORMAT);
+        const archive = await this.bundles.archive(record, INDEX_ARCHIVE_FORMAT, 'installable');
         return jsonBody(discoveryIndexSchema, {
           $schema: DISCOVERY_SCHEMA,
           skills: [toEntry(origin, namespace, record, archive.sha256, inView)],
@@ -152,7 +161,7 @@ export class DiscoveryService {
         'agent-skills-index',
         scopeKey(scope),
         origin,
-        INDEX_ARCHIVE_FORMAT,
+        INDEX_ARCHIVE_KEY,
         record.name,
       ),
       immutable: false,
@@ -171,7 +180,9 @@ export class DiscoveryService {
     }
     if (missing.length === 0) return digests;
     const started = Date.now();
-    const build = this.building.then(() => this.archives.buildMissing(missing, INDEX_ARCHIVE_FORMAT));
+    const build = this.building.then(() =>
+      this.archives.buildMissing(missing, INDEX_ARCHIVE_FORMAT, 'installable'),
+    );
     this.building = build.catch(() => {});
     for (const [versionId, sha256] of await build) digests.set(versionId, sha256);
     this.log?.info(

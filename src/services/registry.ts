@@ -18,6 +18,7 @@ import { ViewsRepository } from '../storage/views-repository.js';
 import { AgentRenderingService } from './agent-renderings.js';
 import { ArchiveService } from './archives.js';
 import { AttestationService } from './attestations.js';
+import { BundleService } from './bundles.js';
 import { DiscoveryService } from './discovery.js';
 import { NamespaceService } from './namespaces.js';
 import { fillPromptTokens } from './prompt-tokens.js';
@@ -66,6 +67,8 @@ export interface Registry {
   agents: AgentRenderingService;
   discovery: DiscoveryService;
   archives: ArchiveService;
+  /** Whole versions as archives (GET /skills/{name}/bundle, the discovery index's links). */
+  bundles: BundleService;
   namespaces: NamespaceService;
   /** Which namespace or view a prefixed request reads, and the views themselves. */
   scopes: ScopeService;
@@ -137,7 +140,8 @@ export async function openRegistry(options: {
     registryUrl: config.publicUrl ?? `http://${config.host}:${config.port}`,
   });
   const writes = new SkillWriteService(skills, config.limits, scanning, signing);
-  const reads = new SkillReadService(skills, repositories.catalogue, archives, cache, loads, search);
+  const reads = new SkillReadService(skills, repositories.catalogue, cache, loads, search);
+  const bundles = new BundleService(reads, archives, cache);
   return {
     config,
     database,
@@ -150,8 +154,9 @@ export async function openRegistry(options: {
     attestations: new AttestationService(reads, signing),
     reads,
     agents: new AgentRenderingService(cache, catalogues),
-    discovery: new DiscoveryService(cache, archives, reads, log),
+    discovery: new DiscoveryService(cache, archives, reads, bundles, log),
     archives,
+    bundles,
     namespaces: new NamespaceService(repositories.namespaces, cache),
     scopes: new ScopeService(cache, skills, repositories.views),
     search,

@@ -18,10 +18,9 @@ import {
   encodeCatalogueCursor,
 } from '../storage/catalogue-repository.js';
 import type { LoadRecorder } from '../storage/load-recorder.js';
-import type { ArchiveFormat, FileEntry, VersionRecord, VersionSelector } from '../storage/records.js';
+import type { FileEntry, VersionRecord, VersionSelector } from '../storage/records.js';
 import type { SkillsRepository } from '../storage/skills-repository.js';
 import { type Answer, bodyOf, JSON_CONTENT_TYPE } from './answers.js';
-import type { ArchiveService } from './archives.js';
 import {
   catalogueResponseSchema,
   contentJsonSchema,
@@ -102,7 +101,6 @@ export class SkillReadService {
   constructor(
     private readonly skills: SkillsRepository,
     private readonly catalogue: CatalogueRepository,
-    private readonly archives: ArchiveService,
     private readonly cache: ReadCache,
     private readonly loads: LoadRecorder,
     private readonly search: SkillSearchService,
@@ -502,48 +500,6 @@ export class SkillReadService {
         'x-content-type-options': 'nosniff',
         'x-skill-version': resolved.record.version,
       }),
-    };
-  }
-
-  /** A version's archive, built once and stored (see ArchiveService). */
-  async archive(record: VersionRecord, format: ArchiveFormat): Promise<{ bytes: Buffer; sha256: string }> {
-    return this.cache.immutable(
-      `archive|${record.id}|${format}`,
-      async () => {
-        const stored = await this.archives.archive(record.id, format);
-        const { value } = bufferBody(stored.bytes);
-        return { value: { bytes: value, sha256: stored.sha256 }, bytes: value.byteLength + 200 };
-      },
-      true,
-    );
-  }
-
-  /** GET /skills/{name}/bundle. */
-  async bundleAnswer(
-    scope: Scope,
-    name: string,
-    query: { version?: string; tag?: string },
-    format: ArchiveFormat,
-  ): Promise<Answer> {
-    const resolved = await this.resolve(scope, name, selectorOf(query));
-    const { record } = resolved;
-    return {
-      etag: digestEtag(record.digest, format),
-      immutable: resolved.selector.version !== undefined,
-      contentType: format === 'zip' ? 'application/zip' : 'application/gzip',
-      validity: this.validity(scope, resolved),
-      body: async () => {
-        const archive = await this.archive(record, format);
-        return {
-          payload: archive.bytes,
-          headers: {
-            'content-disposition': `attachment; filename="${record.name}-${record.version}.${format === 'zip' ? 'zip' : 'tar.gz'}"`,
-            'x-skill-version': record.version,
-            'x-skill-digest': record.digest,
-            'repr-digest': `sha-256=:${Buffer.from(archive.sha256, 'hex').toString('base64')}:`,
-          },
-        };
-      },
     };
   }
 

@@ -14,9 +14,9 @@ import { DEFAULT_NAMESPACE } from '../namespaces.js';
 import { countCatalogueEntryTokens, countTokens } from '../render/token-count.js';
 import type { ScanResult } from '../scan/index.js';
 import { encodeTerms, searchDocument } from '../search/document.js';
-import { LATEST, type VersionRow } from '../storage/records.js';
+import { archiveKey, LATEST, type VersionRow } from '../storage/records.js';
 import type { SkillsRepository, SkillWrite } from '../storage/skills-repository.js';
-import { buildArchive, PUBLISH_ARCHIVE_FORMAT } from './archives.js';
+import { buildPublishArchives } from './archives.js';
 import { unknownNamespace, unknownSkill, unknownVersion } from './not-found.js';
 import { promptTokenColumns } from './prompt-tokens.js';
 import type { ScanService } from './scanning.js';
@@ -292,7 +292,7 @@ export class SkillWriteService {
         }
 
         // Compression runs on libuv's thread pool while the version row is inserted.
-        const archive = buildArchive(input.files, PUBLISH_ARCHIVE_FORMAT);
+        const archive = buildPublishArchives(input.files, skill.name, skill.description);
         archive.catch(() => {}); // awaited below; never an unhandled rejection meanwhile
         // The statement signed after the commit names this time, which the row stores too.
         const publishedAt = new Date();
@@ -476,7 +476,7 @@ export class SkillWriteService {
     skillId: string,
     version: string,
     input: PublishInput,
-    archive: Promise<Awaited<ReturnType<typeof buildArchive>>>,
+    archive: ReturnType<typeof buildPublishArchives>,
     { scan, quarantined, publishedAt }: { scan: ScanResult; quarantined: boolean; publishedAt: Date },
   ): Promise<string> {
     const { skill, files, digest } = input;
@@ -503,8 +503,8 @@ export class SkillWriteService {
       createdAt: publishedAt,
     };
     const versionId = await write.insertVersion(skillId, row);
-    // The archive is stored like any file content (one blob statement for both), then linked.
-    const built = await archive;
+    // The archives are stored like any file content (one blob statement for all), then linked.
+    const { asPublished, installable } = await archive;
     await write.storeVersionContents(
       versionId,
       files.map((file, index) => ({
@@ -515,9 +515,13 @@ export class SkillWriteService {
       })),
       [
         ...files.map((file, index) => ({ digest: digests[index]!, bytes: file.bytes })),
-        { digest: built.sha256, bytes: built.bytes },
+        { digest: asPublished.sha256, bytes: asPublished.bytes },
+        { digest: installable.sha256, bytes: installable.bytes },
       ],
-      { format: built.format, digest: built.sha256 },
+      [
+        { key: archiveKey(asPublished.format, 'as-published'), digest: asPublished.sha256 },
+        { key: archiveKey(installable.format, 'installable'), digest: installable.sha256 },
+      ],
     );
     return versionId;
   }

@@ -3,7 +3,7 @@ import type { Db } from '../db/client.js';
 import { blobs, distTags, skills, skillVersions, versionArchives, versionFiles } from '../db/schema.js';
 import { DEFAULT_NAMESPACE } from '../namespaces.js';
 import { storeBlobs } from './blobs.js';
-import { type ArchiveFormat, LATEST } from './records.js';
+import { type ArchiveKey, LATEST } from './records.js';
 
 /** A current version as the discovery index lists it. */
 export interface CurrentArchive {
@@ -16,6 +16,9 @@ export interface CurrentArchive {
   /** Hex sha256 of the stored archive; null until the archive is first built. */
   archiveSha256: string | null;
 }
+
+/** A version whose archive is to be built: what building it needs to know. */
+export type ArchiveToBuild = Pick<CurrentArchive, 'versionId' | 'name' | 'description' | 'totalSize'>;
 
 /** A built archive of a version, to store: its bytes are kept as a blob under `sha256`. */
 export interface ArchiveToStore {
@@ -30,28 +33,28 @@ export class ArchivesRepository {
 
   async stored(
     versionId: string,
-    format: ArchiveFormat,
+    key: ArchiveKey,
   ): Promise<{ bytes: Uint8Array; sha256: string } | undefined> {
     const [row] = await this.db
       .select({ content: blobs.content, digest: blobs.digest })
       .from(versionArchives)
       .innerJoin(blobs, eq(blobs.digest, versionArchives.blobDigest))
-      .where(and(eq(versionArchives.versionId, versionId), eq(versionArchives.format, format)));
+      .where(and(eq(versionArchives.versionId, versionId), eq(versionArchives.format, key)));
     return row ? { bytes: row.content, sha256: row.digest } : undefined;
   }
 
-  /** The sha256 of each given version's stored archive in `format`, for those that have one. */
-  async storedDigests(versionIds: readonly string[], format: ArchiveFormat): Promise<Map<string, string>> {
+  /** The sha256 of each given version's stored archive under `key`, for those that have one. */
+  async storedDigests(versionIds: readonly string[], key: ArchiveKey): Promise<Map<string, string>> {
     if (versionIds.length === 0) return new Map();
     const rows = await this.db
       .select({ versionId: versionArchives.versionId, digest: versionArchives.blobDigest })
       .from(versionArchives)
-      .where(and(inArray(versionArchives.versionId, [...versionIds]), eq(versionArchives.format, format)));
+      .where(and(inArray(versionArchives.versionId, [...versionIds]), eq(versionArchives.format, key)));
     return new Map(rows.map((row) => [row.versionId, row.digest]));
   }
 
   /** Stores built archives and links them to their versions; an archive already stored stays. */
-  async store(built: readonly ArchiveToStore[], format: ArchiveFormat): Promise<void> {
+  async store(built: readonly ArchiveToStore[], key: ArchiveKey): Promise<void> {
     if (built.length === 0) return;
     await this.db.transaction(async (tx) => {
       const db = tx as unknown as Db;
@@ -62,10 +65,33 @@ export class ArchivesRepository {
       await db
         .insert(versionArchives)
         .values(
-          built.map((archive) => ({ versionId: archive.versionId, format, blobDigest: archive.sha256 })),
+          built.map((archive) => ({ versionId: archive.versionId, format: key, blobDigest: archive.sha256 })),
         )
         .onConflictDoNothing();
     });
+  }
+
+  /**
+   * Links versions to archives already stored as blobs (another kind of archive of the same version
+   * with the very same bytes); a link already there stays.
+   */
+  async link(links: readonly { versionId: string; sha256: string }[], key: ArchiveKey): Promise<void> {
+    if (links.length === 0) return;
+    await this.db
+      .insert(versionArchives)
+      .values(links.map((entry) => ({ versionId: entry.versionId, format: key, blobDigest: entry.sha256 })))
+      .onConflictDoNothing();
+  }
+
+  /** The SKILL.md bytes of each given version, in one query (whether installers need it completed). */
+  async skillMdOf(versionIds: readonly string[]): Promise<Map<string, Uint8Array>> {
+    if (versionIds.length === 0) return new Map();
+    const rows = await this.db
+      .select({ versionId: versionFiles.versionId, content: blobs.content })
+      .from(versionFiles)
+      .innerJoin(blobs, eq(blobs.digest, versionFiles.blobDigest))
+      .where(and(inArray(versionFiles.versionId, [...versionIds]), eq(versionFiles.path, 'SKILL.md')));
+    return new Map(rows.map((row) => [row.versionId, row.content]));
   }
 
   /** Every file (path, mode, bytes) of the given versions, for building their archives in one query. */
@@ -91,15 +117,20 @@ export class ArchivesRepository {
     }));
   }
 
-  /** Current versions without a stored archive in `format` (what a backfill builds); cheap when none. */
-  async missing(format: ArchiveFormat): Promise<Pick<CurrentArchive, 'versionId' | 'totalSize'>[]> {
+  /** Current versions without a stored archive under `key` (what a backfill builds); cheap when none. */
+  async missing(key: ArchiveKey): Promise<ArchiveToBuild[]> {
     return this.db
-      .select({ versionId: skillVersions.id, totalSize: skillVersions.totalSize })
+      .select({
+        versionId: skillVersions.id,
+        name: skillVersions.name,
+        description: skillVersions.description,
+        totalSize: skillVersions.totalSize,
+      })
       .from(distTags)
       .innerJoin(skillVersions, eq(skillVersions.id, distTags.versionId))
       .leftJoin(
         versionArchives,
-        and(eq(versionArchives.versionId, skillVersions.id), eq(versionArchives.format, format)),
+        and(eq(versionArchives.versionId, skillVersions.id), eq(versionArchives.format, key)),
       )
       .where(
         and(eq(distTags.tag, LATEST), isNull(skillVersions.yankedAt), isNull(versionArchives.versionId)),
@@ -107,11 +138,11 @@ export class ArchivesRepository {
   }
 
   /**
-   * Every current skill (its `latest` version, never yanked) with the sha256 of its stored archive in
-   * `format`, or null when that archive has not been built yet. Bodies are not loaded: this backs the
+   * Every current skill (its `latest` version, never yanked) with the sha256 of its stored archive under
+   * `key`, or null when that archive has not been built yet. Bodies are not loaded: this backs the
    * discovery index, which must stay cheap however many skills there are.
    */
-  async current(format: ArchiveFormat, namespace: string = DEFAULT_NAMESPACE): Promise<CurrentArchive[]> {
+  async current(key: ArchiveKey, namespace: string = DEFAULT_NAMESPACE): Promise<CurrentArchive[]> {
     return this.db
       .select({
         versionId: skillVersions.id,
@@ -126,7 +157,7 @@ export class ArchivesRepository {
       .innerJoin(skillVersions, eq(skillVersions.id, distTags.versionId))
       .leftJoin(
         versionArchives,
-        and(eq(versionArchives.versionId, skillVersions.id), eq(versionArchives.format, format)),
+        and(eq(versionArchives.versionId, skillVersions.id), eq(versionArchives.format, key)),
       )
       .where(and(eq(distTags.tag, LATEST), eq(skills.namespace, namespace), isNull(skillVersions.yankedAt)))
       .orderBy(skills.name);

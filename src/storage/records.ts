@@ -10,6 +10,19 @@ export const LATEST = 'latest';
 
 export type ArchiveFormat = 'tar.gz' | 'zip';
 
+/**
+ * What a served archive holds: every file as published (what the version's digest and signature
+ * cover), or the same files with SKILL.md as installers and hosts are handed it (src/bundle/installable.ts).
+ */
+export type ArchiveContents = 'installable' | 'as-published';
+
+/** How an archive is stored (version_archives.format): its format, prefixed for installable contents. */
+export type ArchiveKey = ArchiveFormat | `installable.${ArchiveFormat}`;
+
+export function archiveKey(format: ArchiveFormat, contents: ArchiveContents): ArchiveKey {
+  return contents === 'installable' ? `installable.${format}` : format;
+}
+
 /** How a read names the version it wants: an exact version, a dist-tag, or neither (latest). */
 export interface VersionSelector {
   version?: string;

@@ -16,7 +16,7 @@ import { DEFAULT_NAMESPACE, skillKey } from '../namespaces.js';
 import { type AuditEntry, recordAudit } from './audit-repository.js';
 import { type NewBlob, storeBlobs } from './blobs.js';
 import {
-  type ArchiveFormat,
+  type ArchiveKey,
   type CatalogueChange,
   type FileEntry,
   LATEST,
@@ -64,7 +64,7 @@ export interface NewVersionFile {
 
 /** An archive stored with a version (its bytes are one of the version's blobs). */
 export interface NewVersionArchive {
-  format: ArchiveFormat;
+  key: ArchiveKey;
   digest: string;
 }
 
@@ -241,12 +241,12 @@ export class SkillWrite extends SkillReads {
     return inserted!.id;
   }
 
-  /** Stores a new version's contents (blobs not stored yet), its file list and its archive. */
+  /** Stores a new version's contents (blobs not stored yet), its file list and its archives. */
   async storeVersionContents(
     versionId: string,
     files: readonly NewVersionFile[],
     contents: readonly NewBlob[],
-    archive: NewVersionArchive,
+    archives: readonly NewVersionArchive[],
   ): Promise<void> {
     await storeBlobs(this.tx, contents);
     if (files.length > 0) {
@@ -262,7 +262,7 @@ export class SkillWrite extends SkillReads {
     }
     await this.tx
       .insert(versionArchives)
-      .values({ versionId, format: archive.format, blobDigest: archive.digest })
+      .values(archives.map((archive) => ({ versionId, format: archive.key, blobDigest: archive.digest })))
       .onConflictDoNothing();
   }
 

@@ -1,12 +1,15 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { buildApp } from '../../src/app.js';
-import type { BundleFile } from '../../src/bundle/types.js';
+import { readArchive } from '../../src/bundle/archive-read.js';
+import { type BundleFile, DEFAULT_LIMITS } from '../../src/bundle/types.js';
 import type { Database } from '../../src/db/client.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { ADMIN_TOKEN, createTestDatabase, type TestDatabase, testConfig } from '../helpers/context.js';
@@ -179,6 +182,52 @@ describe.skipIf(!enabled)('npx skills add <registry-url> (public skills CLI)', (
     expect(await folderContents(path.join(cwd, '.claude', 'skills', name)), output).toEqual(
       bundleContents(teamBundle),
     );
+  });
+
+  it("installs every entry of a view's index, skills published without frontmatter included", async () => {
+    const base = uniqueName('cli-base');
+    const team = uniqueName('cli-fallbacks');
+    const bare = uniqueName('cli-bare');
+    const half = uniqueName('cli-half');
+    const full = uniqueName('cli-full');
+    const bareMd = '# Bare\n\nFormats invoices as tables.\n\nNo frontmatter at all.\n';
+    const halfMd = `---\nname: ${half}\nlicense: MIT\n---\n# Half\n\nChecks invoice totals.\n`;
+    const published = [
+      publish(app, demoBundle(full), { query: `namespace=${base}` }),
+      publish(app, files({ 'SKILL.md': bareMd, 'notes.md': '# Notes\n' }), {
+        query: `namespace=${team}&name=${bare}`,
+      }),
+      publish(app, files({ 'SKILL.md': halfMd }), { query: `namespace=${team}` }),
+    ];
+    for (const res of await Promise.all(published)) expect(res.statusCode, res.body).toBe(201);
+    const view = uniqueName('cli-fallback-view');
+    const put = await app.inject({
+      method: 'PUT',
+      url: `/views/${view}`,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      payload: { layers: [base, team] },
+    });
+    expect(put.statusCode, put.body).toBe(201);
+
+    const viewUrl = `${registryUrl}/views/${view}`;
+    const index = (await (await fetch(`${viewUrl}/.well-known/agent-skills/index.json`)).json()) as {
+      skills: { name: string; description: string; url: string; digest: string }[];
+    };
+    expect(index.skills.map((entry) => entry.name).sort()).toEqual([bare, full, half].sort());
+    for (const entry of index.skills) {
+      const archive = Buffer.from(await (await fetch(entry.url)).arrayBuffer());
+      expect(entry.digest).toBe(`sha256:${createHash('sha256').update(archive).digest('hex')}`);
+      const served = await readArchive(archive, 'zip', DEFAULT_LIMITS);
+      const { cwd, output } = await skillsAdd(viewUrl, entry.name);
+      const installed = await folderContents(path.join(cwd, '.claude', 'skills', entry.name));
+      expect(installed, output).toEqual(bundleContents(served));
+      const skillMdText = Buffer.from(installed['SKILL.md']!, 'hex').toString('utf8');
+      const front = parse(skillMdText.slice(4, skillMdText.indexOf('\n---\n', 4)));
+      expect(front).toMatchObject({ name: entry.name, description: entry.description });
+    }
+    const bareInstalled = (await skillsAdd(viewUrl, bare)).cwd;
+    const bareText = await readFile(path.join(bareInstalled, '.claude', 'skills', bare, 'SKILL.md'), 'utf8');
+    expect(bareText.endsWith(bareMd)).toBe(true);
   });
 
   it('finds skills with SKILLS_API_URL=<view> npx skills find, and the source it prints installs that skill', async () => {

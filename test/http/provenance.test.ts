@@ -236,7 +236,7 @@ describe('skillreg verify', () => {
     const name = uniqueName('tampered-archive');
     expect((await publish(ctx.app, bundle(name))).statusCode).toBe(201);
     await tamper(
-      sql`select a.blob_digest from version_archives a join skill_versions v on v.id = a.version_id where v.name = ${name}`,
+      sql`select a.blob_digest from version_archives a join skill_versions v on v.id = a.version_id where v.name = ${name} and a.format = 'zip'`,
     );
     const res = await cli(['verify', name, ...global()]);
     expect(res.code, res.stdout + res.stderr).toBe(1);

@@ -90,7 +90,8 @@ describe('archives built at publish', () => {
       .select({ count: sql<number>`count(*)::int` })
       .from(versionArchives)
       .where(eq(versionArchives.versionId, stored!.versionId))) as [{ count: number }];
-    expect(count).toBe(1);
+    // As published and installable: one blob, as SKILL.md needed no completing.
+    expect(count).toBe(2);
   });
 
   it('an identical republish, a refused publish and a new version each store what they should', async () => {
@@ -114,7 +115,7 @@ describe('archives built at publish', () => {
     expect(
       (await publish(ctx.app, files({ 'SKILL.md': skillMd({ name, description: 'Two.' }) }))).statusCode,
     ).toBe(201);
-    expect(await countArchives()).toBe(before + 1);
+    expect(await countArchives()).toBe(before + 2);
     expect(await storedArchiveOf(name, '1.0.1')).toBeDefined();
   });
 });
@@ -172,12 +173,15 @@ describe('versions stored without archives (before this, or bulk-loaded)', () =>
 
       const entries = (one.json() as { skills: IndexEntry[] }).skills;
       expect(entries.length).toBeGreaterThan(SEEDED);
-      expect(entries.length).toBe((await repository.current('zip')).length);
+      expect(entries.length).toBe((await repository.currentInstallable('zip')).length);
       const digests = new Map(entries.map((entry) => [entry.name, entry.digest]));
       const seededRows = await db
         .select({ name: skillVersions.name, sha256: versionArchives.blobDigest })
         .from(skillVersions)
-        .innerJoin(versionArchives, eq(versionArchives.versionId, skillVersions.id))
+        .innerJoin(
+          versionArchives,
+          and(eq(versionArchives.versionId, skillVersions.id), eq(versionArchives.format, 'installable.zip')),
+        )
         .where(eq(skillVersions.publishedBy, 'bench-seed'));
       expect(seededRows).toHaveLength(SEEDED);
       for (const row of seededRows) expect(digests.get(row.name)).toBe(`sha256:${row.sha256}`);
@@ -214,7 +218,7 @@ describe('backfillArchives (run by startServer once the service listens)', () =>
       await seedSkills(other.database, { count: 30, start: 950_000, batch: 30, bodyBytes: 800 });
       const repository = other.app.registry.archives;
       const missing = async () =>
-        (await repository.current('zip')).filter((entry) => entry.archiveSha256 === null).length;
+        (await repository.currentInstallable('zip')).filter((entry) => entry.archiveSha256 === null).length;
       expect(await missing()).toBe(30);
       await backfillArchives(other.app);
       expect(await missing()).toBe(0);

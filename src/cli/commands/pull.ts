@@ -3,6 +3,7 @@ import path from 'node:path';
 import { type Command, Option } from 'commander';
 import { readArchive } from '../../bundle/archive-read.js';
 import { bundleDigest } from '../../bundle/digest.js';
+import { installableFiles } from '../../bundle/installable.js';
 import { normalizeEntryPath } from '../../bundle/paths.js';
 import { DEFAULT_LIMITS } from '../../bundle/types.js';
 import { type CliContext, examples, namespaceOption, ReportedFailure } from '../context.js';
@@ -10,12 +11,18 @@ import { type CliContext, examples, namespaceOption, ReportedFailure } from '../
 export function registerPullCommand(program: Command, { output, clientOf }: CliContext): void {
   program
     .command('pull')
-    .description('download a skill and write its folder byte for byte, verifying the digest')
+    .description(
+      "download a skill and write its folder, verifying the digest; SKILL.md gets the registry's name and description in its frontmatter where the registry filled them in (--as-published keeps it byte for byte)",
+    )
     .argument('<name>', 'skill name')
     .argument('[dir]', 'target folder (default ./<name>)')
     .option('--version <version>', 'exact version')
     .option('--tag <tag>', 'dist-tag (default latest)')
     .option('--force', 'replace the target folder if it exists and is not empty')
+    .option(
+      '--as-published',
+      'write every file exactly as published, even a SKILL.md whose name or description the registry filled in',
+    )
     .addOption(namespaceOption('read from').conflicts('view'))
     .addOption(
       new Option('--view <view>', 'read through a view: the skill as the view resolves it').env(
@@ -34,7 +41,7 @@ export function registerPullCommand(program: Command, { output, clientOf }: CliC
       async (
         name: string,
         dir: string | undefined,
-        options: { version?: string; tag?: string; force?: boolean },
+        options: { version?: string; tag?: string; force?: boolean; asPublished?: boolean },
         command: Command,
       ) => {
         const client = clientOf(command);
@@ -49,20 +56,30 @@ export function registerPullCommand(program: Command, { output, clientOf }: CliC
             throw new ReportedFailure();
           }
         }
-        const fetched = await client.getBundle(name, { version: options.version, tag: options.tag });
-        const files = await readArchive(fetched.value, 'tar.gz', {
+        const fetched = await client.getBundle(name, {
+          version: options.version,
+          tag: options.tag,
+          contents: 'as-published',
+        });
+        const published = await readArchive(fetched.value, 'tar.gz', {
           ...DEFAULT_LIMITS,
           maxUncompressedBytes: 1024 * 1024 * 1024,
           maxFiles: 100_000,
         });
-        const digest = bundleDigest(files);
+        const digest = bundleDigest(published);
         const version = fetched.headers.get('x-skill-version') ?? options.version;
-        const expected =
-          fetched.headers.get('x-skill-digest') ??
-          (await client.getSkill(name, version ? { version } : { tag: options.tag })).value.digest;
+        const detail = () => client.getSkill(name, version ? { version } : { tag: options.tag });
+        const expected = fetched.headers.get('x-skill-digest') ?? (await detail()).value.digest;
         if (expected !== digest) {
           output.error(`digest mismatch: the registry announced ${expected} but the archive holds ${digest}`);
           throw new ReportedFailure();
+        }
+        // Completed here from the verified files, as the registry completes it for installers.
+        let files = published;
+        let completed = false;
+        if (!options.asPublished) {
+          const skill = (await detail()).value;
+          ({ files, completed } = installableFiles(published, skill.name, skill.description));
         }
         // Write next to the target and move it into place, so a failure never leaves half a skill.
         const staging = `${target}.skillreg-${process.pid}-${Date.now()}`;
@@ -80,6 +97,11 @@ export function registerPullCommand(program: Command, { output, clientOf }: CliC
           await rm(staging, { recursive: true, force: true });
         }
         output.info(`pulled ${name}@${version ?? '?'} (${files.length} files, ${digest}) into ${target}`);
+        if (completed) {
+          output.info(
+            'SKILL.md was published without its name or description in the frontmatter: written with the ones the registry uses (--as-published keeps it as published)',
+          );
+        }
       },
     );
 }

@@ -74,7 +74,7 @@ export function registerVerifyCommand(program: Command, { output, clientOf }: Cl
         const signed = `sha256:${subject.digest.sha256}`;
         const exact = { version: predicate.version };
         // The zip is the archive stored at publish (installers get it through the discovery index).
-        const bundle = await client.getBundle(name, { ...exact, format: 'zip' });
+        const bundle = await client.getBundle(name, { ...exact, format: 'zip', contents: 'as-published' });
         const files = await readArchive(bundle.value, 'zip', {
           ...DEFAULT_LIMITS,
           maxUncompressedBytes: 1024 * 1024 * 1024,

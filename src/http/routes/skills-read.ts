@@ -23,7 +23,7 @@ const skillsReadRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: ReadM
   app,
   { registry, mount },
 ) => {
-  const { reads } = registry;
+  const { reads, bundles } = registry;
   const readable = app.authorize('read', readAccess(mount));
   useScope(app, registry, mount);
   const where = mountParams(mount);
@@ -152,10 +152,18 @@ const skillsReadRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: ReadM
         tags: ['skills'],
         summary: 'The whole version as an archive',
         description:
-          'A byte-for-byte deterministic tar.gz (default) or zip of every file of the version, files at the archive root.',
+          "A byte-for-byte deterministic tar.gz (default) or zip of every file of the version, files at the archive root, as installers and hosts want it: where the registry filled in the name or description (SKILL.md without frontmatter, or without those keys), SKILL.md opens with frontmatter holding them, the author's other keys after, the rest of SKILL.md and every other file byte for byte. `contents=as-published` gives the files exactly as published, whose digest (`x-skill-digest`, the version's digest, signed in its attestation) is the same either way. `Repr-Digest` is the sha256 of the archive served.",
         ...mounted(mount, 'getSkillBundle'),
         params: skillParams,
-        querystring: selectorQuery.extend({ format: z.enum(['tar.gz', 'zip']).default('tar.gz') }),
+        querystring: selectorQuery.extend({
+          format: z.enum(['tar.gz', 'zip']).default('tar.gz'),
+          contents: z
+            .enum(['installable', 'as-published'])
+            .default('installable')
+            .describe(
+              '`installable` (default): SKILL.md with completed frontmatter where the registry filled it in; `as-published`: every file as stored',
+            ),
+        }),
         response: {
           200: z.any().describe('The archive bytes'),
           ...problemResponses(...mountProblems(mount, 400, 401, 403, 404)),
@@ -163,11 +171,11 @@ const skillsReadRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: ReadM
       },
     },
     async (request, reply) => {
-      const { format, ...selector } = request.query;
+      const { format, contents, ...selector } = request.query;
       return sendAnswer(
         request,
         reply,
-        await reads.bundleAnswer(request.scope, request.params.name, selector, format),
+        await bundles.bundleAnswer(request.scope, request.params.name, selector, format, contents),
       );
     },
   );

@@ -25,7 +25,7 @@ const wellKnownRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: ReadMo
       schema: {
         tags: ['skills'],
         summary: 'Agent Skills discovery index',
-        description: `Every current skill (its \`latest\` version; yanked versions never appear) as an archive entry of the [discovery index 0.2.0](${DISCOVERY_SCHEMA}), so \`npx skills add <registry-url>\` can install from this registry. Each \`url\` is the absolute, version-pinned ${INDEX_ARCHIVE_FORMAT} bundle (files at the archive root) and \`digest\` is the sha256 of exactly the bytes served there. Links use SKILLREG_PUBLIC_URL when set, else the request origin.`,
+        description: `Every current skill (its \`latest\` version; yanked versions never appear) as an archive entry of the [discovery index 0.2.0](${DISCOVERY_SCHEMA}), so \`npx skills add <registry-url>\` can install from this registry. Each \`url\` is the absolute, version-pinned, installable ${INDEX_ARCHIVE_FORMAT} bundle (files at the archive root; a SKILL.md published without name or description in its frontmatter has them written in) and \`digest\` is the sha256 of exactly the bytes served there. Links use SKILLREG_PUBLIC_URL when set, else the request origin.`,
         ...mounted(mount, 'getAgentSkillsIndex'),
         ...(mount === 'root' ? {} : { params: mountParams(mount) }),
         response: { 200: discoveryIndexSchema, ...problemResponses(...mountProblems(mount, 401, 403)) },

@@ -1,0 +1,75 @@
+import { bufferBody } from '../cache/bodies.js';
+import { digestEtag } from '../cache/etags.js';
+import type { ReadCache } from '../cache/read-cache.js';
+import type { Scope } from '../namespaces.js';
+import {
+  type ArchiveContents,
+  type ArchiveFormat,
+  archiveKey,
+  type VersionRecord,
+} from '../storage/records.js';
+import type { Answer } from './answers.js';
+import type { ArchiveService } from './archives.js';
+import { type SkillReadService, selectorOf } from './skill-reads.js';
+
+/**
+ * Whole versions as archives: GET /skills/{name}/bundle and the discovery index's links. Installers
+ * and hosts get SKILL.md with its frontmatter completed where the registry filled it in; the files as
+ * published (what the version's digest and signature cover) are one query parameter away.
+ */
+export class BundleService {
+  constructor(
+    private readonly reads: SkillReadService,
+    private readonly archives: ArchiveService,
+    private readonly cache: ReadCache,
+  ) {}
+
+  /** A version's archive, built once and stored (see ArchiveService). */
+  async archive(
+    record: VersionRecord,
+    format: ArchiveFormat,
+    contents: ArchiveContents,
+  ): Promise<{ bytes: Buffer; sha256: string }> {
+    return this.cache.immutable(
+      `archive|${record.id}|${archiveKey(format, contents)}`,
+      async () => {
+        const stored = await this.archives.archive(record, format, contents);
+        const { value } = bufferBody(stored.bytes);
+        return { value: { bytes: value, sha256: stored.sha256 }, bytes: value.byteLength + 200 };
+      },
+      true,
+    );
+  }
+
+  /** GET /skills/{name}/bundle. */
+  async bundleAnswer(
+    scope: Scope,
+    name: string,
+    query: { version?: string; tag?: string },
+    format: ArchiveFormat,
+    contents: ArchiveContents,
+  ): Promise<Answer> {
+    const resolved = await this.reads.resolve(scope, name, selectorOf(query));
+    const { record } = resolved;
+    return {
+      etag: digestEtag(record.digest, archiveKey(format, contents)),
+      immutable: resolved.selector.version !== undefined,
+      contentType: format === 'zip' ? 'application/zip' : 'application/gzip',
+      validity: this.reads.validity(scope, resolved),
+      body: async () => {
+        const archive = await this.archive(record, format, contents);
+        return {
+          payload: archive.bytes,
+          headers: {
+            'content-disposition': `attachment; filename="${record.name}-${record.version}.${format === 'zip' ? 'zip' : 'tar.gz'}"`,
+            'x-skill-version': record.version,
+            // The version's digest, over the files as published, whichever contents are served.
+            'x-skill-digest': record.digest,
+            'x-skill-contents': contents,
+            'repr-digest': `sha-256=:${Buffer.from(archive.sha256, 'hex').toString('base64')}:`,
+          },
+        };
+      },
+    };
+  }
+}
