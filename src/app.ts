@@ -37,6 +37,7 @@ import skillsReadRoutes from './http/routes/skills-read.js';
 import skillsWriteRoutes from './http/routes/skills-write.js';
 import tokensRoutes from './http/routes/tokens.js';
 import trustRoutes from './http/routes/trust.js';
+import usageRoutes from './http/routes/usage.js';
 import viewsRoutes from './http/routes/views.js';
 import wellKnownRoutes from './http/routes/well-known.js';
 import { MOUNT_PREFIXES } from './http/scope.js';
@@ -179,6 +180,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
             name: 'agents',
             description: 'What agents consume: prompt fragment, tool definitions, discovery',
           },
+          { name: 'usage', description: 'Which skills agents load, read and download' },
           { name: 'operations', description: 'Health and documentation' },
         ],
       },
@@ -198,6 +200,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       await fastify.register(searchRoutes, mounted);
       await fastify.register(mcpRoutes, mounted);
       await fastify.register(wellKnownRoutes, mounted);
+      await fastify.register(usageRoutes, mounted);
     }
     await fastify.register(skillsWriteRoutes, { ...routes, mount: 'root' });
     await fastify.register(skillsWriteRoutes, {

@@ -139,6 +139,8 @@ const envSchema = z.object({
   ),
   /** Memory for the in-process read cache, in MiB; 0 keeps nothing (every read goes to the database). */
   SKILLREG_CACHE_MB: unsetIfEmpty(z.coerce.number().int().min(0).max(65_536).default(64)),
+  /** Days of per-day usage kept (loads, file reads, downloads); older days are deleted. */
+  SKILLREG_USAGE_DAYS: unsetIfEmpty(z.coerce.number().int().min(1).max(3_650).default(90)),
   LOG_LEVEL: unsetIfEmpty(
     z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   ),
@@ -176,6 +178,8 @@ export interface Config {
   rateLimits: RateLimits;
   /** Bytes the in-process read cache may hold (SKILLREG_CACHE_MB). */
   cacheBytes: number;
+  /** Days of per-day usage kept (SKILLREG_USAGE_DAYS). */
+  usageDays: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -240,6 +244,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       windowSeconds: values.SKILLREG_RATE_LIMIT_WINDOW_SECONDS,
     },
     cacheBytes: values.SKILLREG_CACHE_MB * 1024 * 1024,
+    usageDays: values.SKILLREG_USAGE_DAYS,
     logLevel: values.LOG_LEVEL,
   };
 }

@@ -4,6 +4,7 @@ import {
   bigserial,
   boolean,
   customType,
+  date,
   index,
   integer,
   jsonb,
@@ -215,6 +216,29 @@ export const tokens = pgTable('tokens', {
   lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
   revokedAt: timestamp('revoked_at', { withTimezone: true }),
 });
+
+/**
+ * Usage per skill, version and UTC day: layer-2 loads (every face), bundled-file reads and bundle
+ * downloads, written in batches by the load recorder and kept SKILLREG_USAGE_DAYS days.
+ */
+export const skillUsage = pgTable(
+  'skill_usage',
+  {
+    skillId: uuid('skill_id')
+      .notNull()
+      .references(() => skills.id, { onDelete: 'cascade' }),
+    version: text('version').notNull(),
+    day: date('day', { mode: 'string' }).notNull(),
+    loads: bigint('loads', { mode: 'number' }).notNull().default(0),
+    files: bigint('files', { mode: 'number' }).notNull().default(0),
+    downloads: bigint('downloads', { mode: 'number' }).notNull().default(0),
+  },
+  // Windows are read per skill (a skill's chart) and per day (top skills, pruning).
+  (table) => [
+    primaryKey({ columns: [table.skillId, table.day, table.version] }),
+    index('skill_usage_day_idx').on(table.day),
+  ],
+);
 
 /** Every write: who did what, when. */
 export const auditLog = pgTable(

@@ -136,6 +136,7 @@ async function readResource(
     const { record } = resolved;
     const file = await reads.file(record, path);
     if (file.path === SKILL_MD) reads.recordLoad(resolved, deps.client);
+    else reads.recordUse(resolved, 'files');
     // SKILL.md as hosts and installers need it (frontmatter completed where the registry filled it in),
     // the bytes the skills extension's manifest describes.
     const kind =

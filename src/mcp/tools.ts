@@ -191,6 +191,7 @@ export function registerSkillTools(server: McpServer, deps: McpServerDependencie
         const file = await reads.file(record, path.trim());
         const filePath = file.path;
         if (filePath === SKILL_MD) reads.recordLoad(resolved, client);
+        else reads.recordUse(resolved, 'files');
         const kind = classifyFile(filePath, file.bytes);
         if (kind.text !== undefined) return { content: [{ type: 'text', text: kind.text }] };
         const data = Buffer.from(file.bytes).toString('base64');

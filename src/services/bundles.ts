@@ -56,6 +56,7 @@ export class BundleService {
       immutable: resolved.selector.version !== undefined,
       contentType: format === 'zip' ? 'application/zip' : 'application/gzip',
       validity: this.reads.validity(scope, resolved),
+      onBody: () => this.reads.recordUse(resolved, 'downloads'),
       body: async () => {
         const archive = await this.archive(record, format, contents);
         return {

@@ -8,12 +8,13 @@ import type { Database } from '../db/client.js';
 import { ArchivesRepository } from '../storage/archives-repository.js';
 import { AuditRepository } from '../storage/audit-repository.js';
 import { CatalogueRepository } from '../storage/catalogue-repository.js';
-import { LoadRecorder } from '../storage/load-recorder.js';
 import { NamespacesRepository } from '../storage/namespaces-repository.js';
 import { ProvenanceRepository } from '../storage/provenance-repository.js';
 import { SearchRepository } from '../storage/search-repository.js';
 import { SkillsRepository } from '../storage/skills-repository.js';
 import { TokensRepository } from '../storage/tokens-repository.js';
+import { UsageRecorder } from '../storage/usage-recorder.js';
+import { UsageRepository } from '../storage/usage-repository.js';
 import { ViewsRepository } from '../storage/views-repository.js';
 import { AgentRenderingService } from './agent-renderings.js';
 import { ArchiveService } from './archives.js';
@@ -29,6 +30,7 @@ import { SigningService } from './signing.js';
 import { SkillReadService } from './skill-reads.js';
 import { SkillSearchService } from './skill-search.js';
 import { SkillWriteService } from './skill-writes.js';
+import { UsageService } from './usage.js';
 
 export interface Repositories {
   skills: SkillsRepository;
@@ -40,7 +42,7 @@ export interface Repositories {
   namespaces: NamespacesRepository;
   views: ViewsRepository;
   /** Layer-2 loads per skill (for budgets that drop the least loaded, and metrics). */
-  loads: LoadRecorder;
+  loads: UsageRecorder;
 }
 
 /**
@@ -69,6 +71,8 @@ export interface Registry {
   archives: ArchiveService;
   /** Whole versions as archives (GET /skills/{name}/bundle, the discovery index's links). */
   bundles: BundleService;
+  /** Usage per skill and day, and per scope (GET /skills/{name}/usage, GET /usage). */
+  usage: UsageService;
   namespaces: NamespaceService;
   /** Which namespace or view a prefixed request reads, and the views themselves. */
   scopes: ScopeService;
@@ -88,7 +92,7 @@ export async function openRegistry(options: {
   const { config, database, log } = options;
   const { db } = database;
   const skills = new SkillsRepository(db);
-  const loads = new LoadRecorder(db);
+  const loads = new UsageRecorder(db, { keepDays: config.usageDays });
   const repositories: Repositories = {
     skills,
     catalogue: new CatalogueRepository(db),
@@ -157,6 +161,7 @@ export async function openRegistry(options: {
     discovery: new DiscoveryService(cache, archives, reads, bundles, log),
     archives,
     bundles,
+    usage: new UsageService(new UsageRepository(db), loads, reads, config.usageDays),
     namespaces: new NamespaceService(repositories.namespaces, cache),
     scopes: new ScopeService(cache, skills, repositories.views),
     search,

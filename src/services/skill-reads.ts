@@ -17,9 +17,9 @@ import {
   type CatalogueRepository,
   encodeCatalogueCursor,
 } from '../storage/catalogue-repository.js';
-import type { LoadRecorder } from '../storage/load-recorder.js';
 import type { FileEntry, VersionRecord, VersionSelector } from '../storage/records.js';
 import type { SkillsRepository } from '../storage/skills-repository.js';
+import type { UsageRecorder } from '../storage/usage-recorder.js';
 import { type Answer, bodyOf, JSON_CONTENT_TYPE } from './answers.js';
 import {
   catalogueResponseSchema,
@@ -102,7 +102,7 @@ export class SkillReadService {
     private readonly skills: SkillsRepository,
     private readonly catalogue: CatalogueRepository,
     private readonly cache: ReadCache,
-    private readonly loads: LoadRecorder,
+    private readonly loads: UsageRecorder,
     private readonly search: SkillSearchService,
   ) {
     this.resolver = new SkillResolver(skills, cache);
@@ -129,10 +129,15 @@ export class SkillReadService {
     return this.resolver.resolveWithYank(scope, name, selector);
   }
 
+  /** Counts a bundled-file read (not SKILL.md, a load) or a bundle download of a resolved skill. */
+  recordUse(resolved: Resolved, kind: 'files' | 'downloads'): void {
+    this.loads.recordUse(skillKey(resolved.namespace, resolved.record.name), resolved.record.version, kind);
+  }
+
   /** Counts a layer-2 load of a resolved skill (a body, or SKILL.md over MCP). */
   recordLoad(resolved: Resolved, client?: string): void {
     const key = skillKey(resolved.namespace, resolved.record.name);
-    this.loads.record(key);
+    this.loads.record(key, resolved.record.version);
     if (client !== undefined) this.search.noteLoad(client, key);
   }
 
@@ -493,6 +498,11 @@ export class SkillReadService {
       etag: digestEtag(file.digest),
       immutable: selector.version !== undefined,
       contentType: file.contentType,
+      // SKILL.md is the skill itself (a load, as over MCP); any other file is layer 3.
+      onBody:
+        path === 'SKILL.md'
+          ? (client) => this.recordLoad(resolved, client)
+          : () => this.recordUse(resolved, 'files'),
       validity: this.validity(scope, resolved),
       body: bodyOf(file.bytes, {
         // Bundled HTML or SVG must not run as this registry's origin.
