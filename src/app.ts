@@ -27,6 +27,7 @@ import { sendProblem } from './http/problem.js';
 import { lazyChildLogger } from './http/request-logger.js';
 import agentRoutes from './http/routes/agent.js';
 import auditRoutes from './http/routes/audit.js';
+import consoleRoutes from './http/routes/console.js';
 import docsRoutes from './http/routes/docs.js';
 import healthRoutes from './http/routes/health.js';
 import mcpRoutes from './http/routes/mcp.js';
@@ -191,6 +192,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await fastify.register(healthRoutes, routes);
     await fastify.register(metricsRoutes);
     await fastify.register(docsRoutes);
+    await fastify.register(consoleRoutes);
     // The read and agent-facing surface, mounted once per scope: the root (`default`), every namespace
     // and every view (src/http/scope.ts); writes at the root and under a namespace.
     for (const mount of ['root', 'namespace', 'view'] as const) {

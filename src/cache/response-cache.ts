@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { clientKey } from '../client-key.js';
 import type { Scope } from '../namespaces.js';
 import { requestIdFrom } from '../request-id.js';
+import { USAGE_HEADER } from '../usage-header.js';
 import type { CatalogueState } from './catalogue-state.js';
 import { ifNoneMatchMatches } from './etags.js';
 import { ByteLru } from './lru.js';
@@ -164,6 +165,8 @@ export class ResponseCache {
     if (method !== 'GET' && method !== 'HEAD') return false;
     const headers = req.headers;
     if (headers.authorization !== undefined) return false;
+    // A read that asks not to be counted goes through the route, which leaves it out of usage.
+    if (headers[USAGE_HEADER] !== undefined) return false;
     const url = req.url;
     if (url === undefined) return false;
     const entry = this.lru.get(url);

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ifNoneMatchMatches } from '../cache/etags.js';
 import { clientKey } from '../client-key.js';
 import type { Answer } from '../services/answers.js';
+import { USAGE_HEADER } from '../usage-header.js';
 import { IMMUTABLE, REVALIDATE } from './caching.js';
 import { keepResponse } from './plugins/response-cache.js';
 
@@ -30,7 +31,9 @@ export async function sendAnswer(
       answer.onBody ? { validity: answer.validity, onServe: answer.onBody } : { validity: answer.validity },
     );
   }
-  answer.onBody?.(clientKey(request.ip, request.headers.authorization));
+  if (request.headers[USAGE_HEADER] !== 'ignore') {
+    answer.onBody?.(clientKey(request.ip, request.headers.authorization));
+  }
   return reply.type(answer.contentType).send(payload);
 }
 

@@ -269,7 +269,6 @@ describe.skipIf(!enabled)('npx skills add <registry-url> (public skills CLI)', (
         },
       },
     );
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: the CLI colours its output
     const printed = stdout.replace(/\x1b\[[0-9;]*m/g, '');
     const source = `${registryUrl}/views/${view}/skills/${name}@${name}`;
     expect(printed).toContain(source);

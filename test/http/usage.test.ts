@@ -58,6 +58,9 @@ describe('usage per skill and day', () => {
     expect((await get(`${prefix}/skills/${name}/files/SKILL.md`)).statusCode).toBe(200);
     expect((await get(`${prefix}/skills/${name}/files/references/guide.md`)).statusCode).toBe(200);
     expect((await get(`${prefix}/skills/${name}/bundle`)).statusCode).toBe(200);
+    // The console's reads (people, not agents) are served and not counted.
+    const browsing = await get(`${prefix}/skills/${name}/content`, { 'x-skillreg-usage': 'ignore' });
+    expect(browsing.statusCode).toBe(200);
     // A poll answered 304 delivers nothing: not a use.
     const revalidated = await get(`${prefix}/skills/${name}/content`, {
       'if-none-match': first.headers.etag!,

@@ -232,6 +232,10 @@ describe("the image's commands, run here", () => {
       // The migrations and the seed skills were found where the image puts them.
       const catalogue = await (await fetch(`http://127.0.0.1:${port}/skills`)).json();
       expect(catalogue.items.length).toBeGreaterThan(0);
+      // The console bundles from the sources the image carries.
+      const script = await fetch(`http://127.0.0.1:${port}/ui/assets/app.js`);
+      expect(script.status).toBe(200);
+      expect((await script.text()).length).toBeGreaterThan(10_000);
       // Not a terminal and NODE_ENV=production: one JSON object per line.
       const firstLine = server.output().split('\n')[0]!;
       expect(() => JSON.parse(firstLine), firstLine).not.toThrow();

@@ -1,0 +1,79 @@
+import type { ComponentChildren } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError } from './api';
+
+/** Loads something when its key changes; `reload` asks again. */
+export function useAsync<T>(load: () => Promise<T>, key: unknown[]) {
+  const [state, setState] = useState<{ value?: T; error?: ApiError | Error; loading: boolean }>({
+    loading: true,
+  });
+  const [round, setRound] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setState((previous) => ({ ...previous, loading: true }));
+    load().then(
+      (value) => live && setState({ value, loading: false }),
+      (error: Error) => live && setState({ error, loading: false }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [...key, round]);
+  return { ...state, reload: () => setRound((n) => n + 1) };
+}
+
+export function ErrorNote({ error }: { error: Error }) {
+  const signIn = error instanceof ApiError && (error.status === 401 || error.status === 403);
+  return (
+    <div class="error" role="alert">
+      <strong>{error instanceof ApiError ? `${error.status} ${error.title}` : 'Error'}</strong>
+      {error instanceof ApiError && error.detail ? <p>{error.detail}</p> : <p>{error.message}</p>}
+      {signIn ? <p>Sign in with a token that may do this (top right).</p> : null}
+    </div>
+  );
+}
+
+export function Loading() {
+  return (
+    <p class="muted" aria-live="polite">
+      Loading…
+    </p>
+  );
+}
+
+export function Verdict({ verdict }: { verdict: string | null | undefined }) {
+  const label = verdict ?? 'unscanned';
+  return <span class={`badge verdict-${label}`}>{label}</span>;
+}
+
+export function Section({
+  title,
+  children,
+  id,
+}: {
+  title: string;
+  children: ComponentChildren;
+  id?: string;
+}) {
+  return (
+    <section aria-labelledby={id ?? slug(title)}>
+      <h2 id={id ?? slug(title)}>{title}</h2>
+      {children}
+    </section>
+  );
+}
+
+function slug(text: string): string {
+  return text.toLowerCase().replace(/[^a-z0-9]+/g, '-');
+}
+
+export function formatDate(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  return new Date(iso).toISOString().replace('T', ' ').slice(0, 16);
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
