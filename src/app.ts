@@ -26,6 +26,7 @@ import responseCachePlugin from './http/plugins/response-cache.js';
 import { sendProblem } from './http/problem.js';
 import { lazyChildLogger } from './http/request-logger.js';
 import agentRoutes from './http/routes/agent.js';
+import anthropicRoutes from './http/routes/anthropic.js';
 import auditRoutes from './http/routes/audit.js';
 import consoleRoutes from './http/routes/console.js';
 import docsRoutes from './http/routes/docs.js';
@@ -33,6 +34,7 @@ import healthRoutes from './http/routes/health.js';
 import mcpRoutes from './http/routes/mcp.js';
 import metricsRoutes from './http/routes/metrics.js';
 import namespacesRoutes from './http/routes/namespaces.js';
+import openAiRoutes from './http/routes/openai.js';
 import searchRoutes from './http/routes/search.js';
 import skillsReadRoutes from './http/routes/skills-read.js';
 import skillsWriteRoutes from './http/routes/skills-write.js';
@@ -182,6 +184,14 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
             description: 'What agents consume: prompt fragment, tool definitions, discovery',
           },
           { name: 'usage', description: 'Which skills agents load, read and download' },
+          {
+            name: 'openai',
+            description: "OpenAI's Skills API (client.skills), baseURL <registry>/openai/v1",
+          },
+          {
+            name: 'anthropic',
+            description: "Anthropic's Skills API (client.beta.skills), baseURL <registry>/anthropic",
+          },
           { name: 'operations', description: 'Health and documentation' },
         ],
       },
@@ -215,6 +225,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await fastify.register(trustRoutes, routes);
     await fastify.register(tokensRoutes, routes);
     await fastify.register(auditRoutes, routes);
+    await fastify.register(anthropicRoutes, { ...routes, prefix: '/anthropic' });
+    await fastify.register(openAiRoutes, { ...routes, prefix: '/openai/v1' });
     await fastify.ready();
     if (config.seedDir) {
       await loadSeeds(registry, config.seedDir, config.limits, fastify.log, config.seedNamespace);

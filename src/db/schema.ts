@@ -54,6 +54,8 @@ export const skills = pgTable(
       .default('default')
       .references(() => namespaces.name),
     name: text('name').notNull(),
+    /** The vendor APIs' display name (Anthropic `display_name`); null: the name is shown. */
+    displayName: text('display_name'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
     /** When an agent last loaded the body (layer 2); budgets keep the most loaded, then most recent. */

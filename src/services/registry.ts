@@ -15,6 +15,7 @@ import { SkillsRepository } from '../storage/skills-repository.js';
 import { TokensRepository } from '../storage/tokens-repository.js';
 import { UsageRecorder } from '../storage/usage-recorder.js';
 import { UsageRepository } from '../storage/usage-repository.js';
+import { VendorRepository } from '../storage/vendor-repository.js';
 import { ViewsRepository } from '../storage/views-repository.js';
 import { AgentRenderingService } from './agent-renderings.js';
 import { ArchiveService } from './archives.js';
@@ -31,6 +32,7 @@ import { SkillReadService } from './skill-reads.js';
 import { SkillSearchService } from './skill-search.js';
 import { SkillWriteService } from './skill-writes.js';
 import { UsageService } from './usage.js';
+import { VendorSkillService } from './vendor-skills.js';
 
 export interface Repositories {
   skills: SkillsRepository;
@@ -73,6 +75,8 @@ export interface Registry {
   bundles: BundleService;
   /** Usage per skill and day, and per scope (GET /skills/{name}/usage, GET /usage). */
   usage: UsageService;
+  /** The model under the vendor-compatible Skills APIs (Anthropic's, OpenAI's). */
+  vendorSkills: VendorSkillService;
   namespaces: NamespaceService;
   /** Which namespace or view a prefixed request reads, and the views themselves. */
   scopes: ScopeService;
@@ -161,6 +165,7 @@ export async function openRegistry(options: {
     discovery: new DiscoveryService(cache, archives, reads, bundles, log),
     archives,
     bundles,
+    vendorSkills: new VendorSkillService(new VendorRepository(db), writes, reads, bundles, config.limits),
     usage: new UsageService(new UsageRepository(db), loads, reads, config.usageDays),
     namespaces: new NamespaceService(repositories.namespaces, cache),
     scopes: new ScopeService(cache, skills, repositories.views),

@@ -1,15 +1,14 @@
-import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import semver from 'semver';
 import { z } from 'zod';
-import { createLimitTracker, tooLarge, tooManyFiles } from '../../bundle/archive-read.js';
-import { BundleError, type BundleFile, type BundleLimits } from '../../bundle/types.js';
+import { BundleError } from '../../bundle/types.js';
 import { BadRequestError } from '../../errors.js';
 import { scopePath } from '../../namespaces.js';
 import { publishResultSchema } from '../../services/documents.js';
 import type { Registry } from '../../services/registry.js';
 import type { Upload } from '../../services/skill-writes.js';
+import { readMultipartUpload } from '../multipart.js';
 import { problemResponses } from '../problem.js';
 import {
   type NamespaceMount,
@@ -53,60 +52,6 @@ export const UPLOAD_CONTENT_TYPES = {
   'text/x-markdown': 'markdown',
   'text/plain': 'markdown',
 } as const;
-
-async function readMultipartFiles(request: FastifyRequest, limits: BundleLimits): Promise<BundleFile[]> {
-  try {
-    return await readMultipartParts(request, limits);
-  } catch (error) {
-    throw multipartLimitError(error, limits);
-  }
-}
-
-/**
- * busboy enforces the same limits (app.ts) and can trip before the tracker does: on the part after
- * the last allowed file, or on a single file cut at exactly the byte limit. Its errors name no limit,
- * so they are replaced by the bundle layer's, which give the value and the variable that sets it.
- */
-function multipartLimitError(error: unknown, limits: BundleLimits): unknown {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (code === 'FST_FILES_LIMIT') return tooManyFiles(limits);
-  if (code === 'FST_REQ_FILE_TOO_LARGE') return tooLarge(limits);
-  return error;
-}
-
-async function readMultipartParts(request: FastifyRequest, limits: BundleLimits): Promise<BundleFile[]> {
-  const tracker = createLimitTracker(limits);
-  const files: BundleFile[] = [];
-  for await (const part of request.parts()) {
-    if (part.type !== 'file') continue;
-    const file = part as MultipartFile;
-    const path = file.filename;
-    if (!path) {
-      throw new BundleError(400, 'Bad Request', `multipart part '${file.fieldname}' has no filename`, [
-        {
-          path: file.fieldname,
-          detail: `part '${file.fieldname}' has no filename; the filename carries the file's path in the bundle, e.g. -F "files[]=@SKILL.md;filename=SKILL.md"`,
-        },
-      ]);
-    }
-    tracker.addFile(path);
-    const chunks: Buffer[] = [];
-    for await (const chunk of file.file) {
-      tracker.addBytes(chunk.length);
-      chunks.push(chunk as Buffer);
-    }
-    files.push({ path, bytes: Buffer.concat(chunks), mode: 0o644 });
-  }
-  if (files.length === 0) {
-    throw new BundleError(400, 'Bad Request', 'the multipart body has no file parts', [
-      {
-        path: '(body)',
-        detail: 'send one file part per bundle file, with the relative path as its filename',
-      },
-    ]);
-  }
-  return files;
-}
 
 /**
  * Refuses an unsupported body type before it is parsed: a JSON or form body would otherwise be
@@ -196,7 +141,7 @@ const skillsWriteRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: Name
       const namespace = requestNamespace(request);
       if (tag !== undefined) checkTagName(tag);
       const upload: Upload = request.isMultipart()
-        ? { kind: 'files', files: await readMultipartFiles(request, limits) }
+        ? { kind: 'files', files: (await readMultipartUpload(request, limits)).files }
         : uploadOf(request, request.body);
       const result = await writes.publishUpload(upload, {
         nameOverride: name,

@@ -1,0 +1,370 @@
+import type { FastifyError, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { BundleLimits } from '../../bundle/types.js';
+import { BadRequestError } from '../../errors.js';
+import type { Registry } from '../../services/registry.js';
+import { VendorSkillService } from '../../services/vendor-skills.js';
+import type { VendorSkillRow, VendorVersionRow } from '../../storage/vendor-repository.js';
+import { readMultipartUpload } from '../multipart.js';
+import { requestNamespace } from '../schemas.js';
+import { sendAnthropicError, vendorFailure } from '../vendor-errors.js';
+
+const skillSchema = z.object({
+  id: z.string().describe('skill_<32 hex>: the same id on the OpenAI face'),
+  type: z.literal('skill'),
+  display_name: z.string().describe('display_name given at create, else the skill name'),
+  latest_version_id: z.string().describe("The registry's `latest` version (its semver)"),
+  source: z.object({ type: z.literal('custom') }),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+/** The shape SDKs before 0.122 read, with `anthropic-beta: skills-2025-10-02`. */
+const legacySkillSchema = z.object({
+  id: z.string(),
+  type: z.literal('skill'),
+  display_title: z.string(),
+  latest_version: z.string(),
+  source: z.literal('custom'),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+const anySkillSchema = skillSchema.or(legacySkillSchema);
+
+/** Whether the request asks for the 2025-10-02 beta's shapes. */
+function legacyBeta(request: FastifyRequest): boolean {
+  const beta = request.headers['anthropic-beta'];
+  return (Array.isArray(beta) ? beta.join(',') : (beta ?? '')).includes('skills-2025-10-02');
+}
+
+const versionSchema = z.object({
+  id: z.string().describe('The version (the registry semver): what versions.retrieve takes'),
+  type: z.literal('skill_version'),
+  skill_id: z.string(),
+  version: z.string(),
+  name: z.string(),
+  description: z.string(),
+  created_at: z.string(),
+});
+
+const errorSchema = z
+  .object({ type: z.literal('error'), error: z.object({ type: z.string(), message: z.string() }) })
+  .describe("Anthropic's error shape");
+const errors = Object.fromEntries(
+  [400, 401, 403, 404, 409, 413, 415, 422, 429].map((code) => [code, errorSchema]),
+) as Record<400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429, typeof errorSchema>;
+
+const betaQuery = {
+  beta: z.string().optional().describe('The SDK sends beta=true; ignored'),
+};
+const pageQuery = z.object({
+  ...betaQuery,
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  page: z.string().max(400).optional().describe('next_page of the page before'),
+  source: z.string().max(40).optional().describe('custom lists every skill; anthropic lists none'),
+});
+const idParams = z.object({ skill_id: z.string().max(100) });
+const versionParams = idParams.extend({ version: z.string().max(256).describe('A version, or latest') });
+
+function skillDocument(row: VendorSkillRow, legacy = false): z.infer<typeof anySkillSchema> {
+  if (legacy) {
+    return {
+      id: VendorSkillService.idOf(row.id),
+      type: 'skill',
+      display_title: row.displayName ?? row.name,
+      latest_version: row.latestVersion,
+      source: 'custom',
+      created_at: row.createdAt.toISOString(),
+      updated_at: row.updatedAt.toISOString(),
+    };
+  }
+  return {
+    id: VendorSkillService.idOf(row.id),
+    type: 'skill',
+    display_name: row.displayName ?? row.name,
+    latest_version_id: row.latestVersion,
+    source: { type: 'custom' },
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+function versionDocument(skillId: string, row: VendorVersionRow): z.infer<typeof versionSchema> {
+  return {
+    id: row.version,
+    type: 'skill_version',
+    skill_id: skillId,
+    version: row.version,
+    name: row.name,
+    description: row.description,
+    created_at: row.createdAt.toISOString(),
+  };
+}
+
+/** The SDK uploads multipart/form-data; anything else is answered with what to send. */
+async function multipartOf(request: FastifyRequest, limits: BundleLimits) {
+  if (!request.isMultipart()) {
+    throw new BadRequestError(
+      `send multipart/form-data with one files[] part per file (the filename its path, e.g. my-skill/SKILL.md), not ${request.headers['content-type'] ?? 'no content type'}`,
+    );
+  }
+  return readMultipartUpload(request, limits);
+}
+
+const encodePage = (value: string) => Buffer.from(value, 'utf8').toString('base64url');
+const decodePage = (page: string | undefined) =>
+  page ? Buffer.from(page, 'base64url').toString('utf8') : undefined;
+
+/**
+ * Anthropic's Skills API (`client.beta.skills` of @anthropic-ai/sdk, baseURL `<registry>/anthropic`)
+ * over the registry's skills in the `default` namespace: the key comes in X-Api-Key, errors go out in
+ * Anthropic's shape, and every call is a registry read or write under the same scopes and audit.
+ */
+const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { registry }) => {
+  const vendor = registry.vendorSkills;
+  const { limits } = app.config;
+  const inNamespace = { namespace: requestNamespace };
+  const namespaceOf = (request: FastifyRequest) => requestNamespace(request);
+
+  // The SDK sends the key as X-Api-Key; the registry's auth reads a bearer token.
+  app.addHook('onRequest', async (request) => {
+    const key = request.headers['x-api-key'];
+    if (request.headers.authorization === undefined && typeof key === 'string' && key !== '') {
+      request.headers.authorization = `Bearer ${key}`;
+    }
+  });
+  app.setErrorHandler((error: FastifyError, request, reply) =>
+    sendAnthropicError(reply, vendorFailure(error, request)),
+  );
+  app.setNotFoundHandler((request, reply) =>
+    sendAnthropicError(reply, {
+      status: 404,
+      message: `${request.method} ${request.url.split('?')[0]} is not part of the Skills API this registry serves (/anthropic/v1/skills...)`,
+    }),
+  );
+
+  const tags = ['anthropic'];
+
+  app.post(
+    '/v1/skills',
+    {
+      onRequest: app.authorize('publish', inNamespace),
+      schema: {
+        tags,
+        summary: 'Create a skill (client.beta.skills.create)',
+        description:
+          'multipart/form-data: one `files[]` part per file, the filename its path (one top folder, as the SDK sends, or none), and an optional `display_name`. Publishes the first version like POST /skills (scanned, signed, audited); a live skill of the same name is a 409.',
+        operationId: 'anthropicCreateSkill',
+        querystring: z.object(betaQuery),
+        response: { 200: anySkillSchema, ...errors },
+      },
+    },
+    async (request) => {
+      const upload = await multipartOf(request, limits);
+      const row = await vendor.create(
+        namespaceOf(request),
+        { kind: 'files', files: upload.files },
+        {
+          displayName: upload.fields.display_name ?? upload.fields.display_title,
+          actor: request.principal!.actor,
+        },
+      );
+      return skillDocument(row, legacyBeta(request));
+    },
+  );
+
+  app.get(
+    '/v1/skills',
+    {
+      preHandler: app.authorize('read', inNamespace),
+      schema: {
+        tags,
+        summary: 'List skills (client.beta.skills.list)',
+        description:
+          'Live skills by name, `limit` a page (default 20, at most 100); `next_page` is null on the last page.',
+        operationId: 'anthropicListSkills',
+        querystring: pageQuery,
+        response: {
+          200: z.object({ data: z.array(anySkillSchema), next_page: z.string().nullable() }),
+          ...errors,
+        },
+      },
+    },
+    async (request) => {
+      const { limit, page, source } = request.query;
+      if (source !== undefined && source !== 'custom') return { data: [], next_page: null };
+      const { skills, more } = await vendor.list(namespaceOf(request), limit, decodePage(page));
+      return {
+        data: skills.map((row) => skillDocument(row, legacyBeta(request))),
+        next_page: more ? encodePage(skills.at(-1)!.name) : null,
+      };
+    },
+  );
+
+  app.get(
+    '/v1/skills/:skill_id',
+    {
+      preHandler: app.authorize('read', inNamespace),
+      schema: {
+        tags,
+        summary: 'Retrieve a skill (client.beta.skills.retrieve)',
+        operationId: 'anthropicRetrieveSkill',
+        params: idParams,
+        querystring: z.object(betaQuery),
+        response: { 200: anySkillSchema, ...errors },
+      },
+    },
+    async (request) =>
+      skillDocument(await vendor.skill(namespaceOf(request), request.params.skill_id), legacyBeta(request)),
+  );
+
+  app.delete(
+    '/v1/skills/:skill_id',
+    {
+      preHandler: app.authorize('admin', inNamespace),
+      schema: {
+        tags,
+        summary: 'Delete a skill (client.beta.skills.delete)',
+        description:
+          'Yanks every version: the skill leaves every list and answers 404 here; exact-version reads of the native API keep working, as after any yank.',
+        operationId: 'anthropicDeleteSkill',
+        params: idParams,
+        querystring: z.object(betaQuery),
+        response: { 200: z.object({ id: z.string(), type: z.literal('skill_deleted') }), ...errors },
+      },
+    },
+    async (request) => {
+      await vendor.deleteSkill(namespaceOf(request), request.params.skill_id, request.principal!.actor);
+      return { id: request.params.skill_id, type: 'skill_deleted' as const };
+    },
+  );
+
+  app.post(
+    '/v1/skills/:skill_id/versions',
+    {
+      onRequest: app.authorize('publish', inNamespace),
+      schema: {
+        tags,
+        summary: 'Create a version (client.beta.skills.versions.create)',
+        description:
+          'multipart `files[]` as for create; the frontmatter must name the same skill. Identical content answers the existing version.',
+        operationId: 'anthropicCreateSkillVersion',
+        params: idParams,
+        querystring: z.object(betaQuery),
+        response: { 200: versionSchema, ...errors },
+      },
+    },
+    async (request) => {
+      const upload = await multipartOf(request, limits);
+      const id = request.params.skill_id;
+      return versionDocument(
+        id,
+        await vendor.createVersion(
+          namespaceOf(request),
+          id,
+          { kind: 'files', files: upload.files },
+          { actor: request.principal!.actor },
+        ),
+      );
+    },
+  );
+
+  app.get(
+    '/v1/skills/:skill_id/versions',
+    {
+      preHandler: app.authorize('read', inNamespace),
+      schema: {
+        tags,
+        summary: 'List versions (client.beta.skills.versions.list)',
+        description: 'Servable versions, newest first.',
+        operationId: 'anthropicListSkillVersions',
+        params: idParams,
+        querystring: pageQuery,
+        response: {
+          200: z.object({ data: z.array(versionSchema), next_page: z.string().nullable() }),
+          ...errors,
+        },
+      },
+    },
+    async (request) => {
+      const id = request.params.skill_id;
+      const all = await vendor.versions(namespaceOf(request), id);
+      const start = Number(decodePage(request.query.page) ?? 0) || 0;
+      const page = all.slice(start, start + request.query.limit);
+      const next = start + page.length;
+      return {
+        data: page.map((row) => versionDocument(id, row)),
+        next_page: next < all.length ? encodePage(String(next)) : null,
+      };
+    },
+  );
+
+  app.get(
+    '/v1/skills/:skill_id/versions/:version',
+    {
+      preHandler: app.authorize('read', inNamespace),
+      schema: {
+        tags,
+        summary: 'Retrieve a version (client.beta.skills.versions.retrieve)',
+        operationId: 'anthropicRetrieveSkillVersion',
+        params: versionParams,
+        querystring: z.object(betaQuery),
+        response: { 200: versionSchema, ...errors },
+      },
+    },
+    async (request) => {
+      const { skill_id: id, version } = request.params;
+      return versionDocument(id, await vendor.version(namespaceOf(request), id, version));
+    },
+  );
+
+  app.delete(
+    '/v1/skills/:skill_id/versions/:version',
+    {
+      preHandler: app.authorize('admin', inNamespace),
+      schema: {
+        tags,
+        summary: 'Delete a version (client.beta.skills.versions.delete)',
+        description:
+          'Yanks the version: it leaves the lists here and the native catalogue; `latest` moves to the highest version left.',
+        operationId: 'anthropicDeleteSkillVersion',
+        params: versionParams,
+        querystring: z.object(betaQuery),
+        response: { 200: z.object({ id: z.string(), type: z.literal('skill_version_deleted') }), ...errors },
+      },
+    },
+    async (request) => {
+      const { skill_id: id, version } = request.params;
+      const row = await vendor.deleteVersion(namespaceOf(request), id, version, request.principal!.actor);
+      return { id: row.version, type: 'skill_version_deleted' as const };
+    },
+  );
+
+  app.get(
+    '/v1/skills/:skill_id/versions/:version/content',
+    {
+      preHandler: app.authorize('read', inNamespace),
+      schema: {
+        tags,
+        summary: 'Download a version (client.beta.skills.versions.download)',
+        description:
+          'The zip of the version as published, files at the root: published again natively, it gives the same digest.',
+        operationId: 'anthropicDownloadSkillVersion',
+        params: versionParams,
+        querystring: z.object(betaQuery),
+        response: { 200: z.any().describe('zip bytes'), ...errors },
+      },
+    },
+    async (request, reply) => {
+      const { skill_id: id, version } = request.params;
+      const zip = await vendor.download(namespaceOf(request), id, version);
+      return reply
+        .type('application/zip')
+        .header('content-disposition', `attachment; filename="${zip.name}-${zip.version}.zip"`)
+        .send(zip.bytes);
+    },
+  );
+};
+
+export default anthropicRoutes;
