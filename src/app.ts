@@ -227,6 +227,17 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await fastify.register(auditRoutes, routes);
     await fastify.register(anthropicRoutes, { ...routes, prefix: '/anthropic' });
     await fastify.register(openAiRoutes, { ...routes, prefix: '/openai/v1' });
+    // The same faces over one namespace: baseURL <registry>/namespaces/<ns>/anthropic (or /openai/v1).
+    await fastify.register(anthropicRoutes, {
+      ...routes,
+      prefixed: true,
+      prefix: '/namespaces/:namespace/anthropic',
+    });
+    await fastify.register(openAiRoutes, {
+      ...routes,
+      prefixed: true,
+      prefix: '/namespaces/:namespace/openai/v1',
+    });
     await fastify.ready();
     if (config.seedDir) {
       await loadSeeds(registry, config.seedDir, config.limits, fastify.log, config.seedNamespace);

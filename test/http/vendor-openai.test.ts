@@ -197,3 +197,40 @@ describe('client.skills against the registry', () => {
     expect(body.error.message).toContain('multipart/form-data');
   });
 });
+
+describe('the vendor faces over one namespace', () => {
+  it('serve /namespaces/{ns}/openai/v1 and /namespaces/{ns}/anthropic under a token limited to that namespace', async () => {
+    const ns = uniqueName('vendor-ns');
+    const tokenRes = await ctx.app.inject({
+      method: 'POST',
+      url: '/tokens',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      payload: { name: uniqueName('team-publisher'), scopes: ['read', 'publish'], namespaces: [ns] },
+    });
+    expect(tokenRes.statusCode, tokenRes.body).toBe(201);
+    const secret = tokenRes.json().secret as string;
+    const team = new OpenAI({ baseURL: `${base}/namespaces/${ns}/openai/v1`, apiKey: secret, maxRetries: 0 });
+    const name = uniqueName('team-skill');
+    const created = await team.skills.create({
+      files: [await toFile(Buffer.from(skillText(name, 'A team skill.')), 'SKILL.md')],
+    });
+    expect(created.name).toBe(name);
+    // Published into the namespace, natively.
+    expect((await ctx.app.inject({ url: `/namespaces/${ns}/skills/${name}` })).json().namespace).toBe(ns);
+    expect((await ctx.app.inject({ url: `/skills/${name}` })).statusCode).toBe(404);
+    const anthropic = new Anthropic({
+      baseURL: `${base}/namespaces/${ns}/anthropic`,
+      apiKey: secret,
+      maxRetries: 0,
+    });
+    expect((await anthropic.beta.skills.retrieve(created.id)).latest_version_id).toBe('1.0.0');
+    // The same token may not write to the default namespace's face.
+    const root = new OpenAI({ baseURL: `${base}/openai/v1`, apiKey: secret, maxRetries: 0 });
+    const outside = await root.skills
+      .create({ files: [await toFile(Buffer.from(skillText(uniqueName('outside'), 'No.')), 'SKILL.md')] })
+      .catch((e: unknown) => e);
+    expect(outside).toBeInstanceOf(OpenAI.PermissionDeniedError);
+    // Ids are per namespace: the root face does not serve the team's skill.
+    await expect(client.skills.retrieve(created.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+  });
+});

@@ -7,7 +7,7 @@ import type { Registry } from '../../services/registry.js';
 import { VendorSkillService } from '../../services/vendor-skills.js';
 import type { VendorSkillRow, VendorVersionRow } from '../../storage/vendor-repository.js';
 import { readMultipartUpload } from '../multipart.js';
-import { requestNamespace } from '../schemas.js';
+import { namespaceParam, requestNamespace } from '../schemas.js';
 import { sendAnthropicError, vendorFailure } from '../vendor-errors.js';
 
 const skillSchema = z.object({
@@ -64,8 +64,16 @@ const pageQuery = z.object({
   page: z.string().max(400).optional().describe('next_page of the page before'),
   source: z.string().max(40).optional().describe('custom lists every skill; anthropic lists none'),
 });
-const idParams = z.object({ skill_id: z.string().max(100) });
-const versionParams = idParams.extend({ version: z.string().max(256).describe('A version, or latest') });
+/** Path parameters: the namespace when the face is mounted under /namespaces/{namespace}, and the ids. */
+function paramsOf(prefixed: boolean) {
+  const where = prefixed ? namespaceParam : z.object({});
+  const idParams = where.extend({ skill_id: z.string().max(100) });
+  return {
+    where,
+    idParams,
+    versionParams: idParams.extend({ version: z.string().max(256).describe('A version, or latest') }),
+  };
+}
 
 function skillDocument(row: VendorSkillRow, legacy = false): z.infer<typeof anySkillSchema> {
   if (legacy) {
@@ -121,7 +129,12 @@ const decodePage = (page: string | undefined) =>
  * over the registry's skills in the `default` namespace: the key comes in X-Api-Key, errors go out in
  * Anthropic's shape, and every call is a registry read or write under the same scopes and audit.
  */
-const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { registry }) => {
+const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: boolean }> = async (
+  app,
+  { registry, prefixed = false },
+) => {
+  const { where, idParams, versionParams } = paramsOf(prefixed);
+  const op = (id: string) => (prefixed ? `${id}InNamespace` : id);
   const vendor = registry.vendorSkills;
   const { limits } = app.config;
   const inNamespace = { namespace: requestNamespace };
@@ -155,7 +168,8 @@ const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (ap
         summary: 'Create a skill (client.beta.skills.create)',
         description:
           'multipart/form-data: one `files[]` part per file, the filename its path (one top folder, as the SDK sends, or none), and an optional `display_name`. Publishes the first version like POST /skills (scanned, signed, audited); a live skill of the same name is a 409.',
-        operationId: 'anthropicCreateSkill',
+        operationId: op('anthropicCreateSkill'),
+        ...(prefixed ? { params: where } : {}),
         querystring: z.object(betaQuery),
         response: { 200: anySkillSchema, ...errors },
       },
@@ -183,7 +197,8 @@ const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (ap
         summary: 'List skills (client.beta.skills.list)',
         description:
           'Live skills by name, `limit` a page (default 20, at most 100); `next_page` is null on the last page.',
-        operationId: 'anthropicListSkills',
+        operationId: op('anthropicListSkills'),
+        ...(prefixed ? { params: where } : {}),
         querystring: pageQuery,
         response: {
           200: z.object({ data: z.array(anySkillSchema), next_page: z.string().nullable() }),
@@ -209,7 +224,7 @@ const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (ap
       schema: {
         tags,
         summary: 'Retrieve a skill (client.beta.skills.retrieve)',
-        operationId: 'anthropicRetrieveSkill',
+        operationId: op('anthropicRetrieveSkill'),
         params: idParams,
         querystring: z.object(betaQuery),
         response: { 200: anySkillSchema, ...errors },
@@ -228,7 +243,7 @@ const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (ap
         summary: 'Delete a skill (client.beta.skills.delete)',
         description:
           'Yanks every version: the skill leaves every list and answers 404 here; exact-version reads of the native API keep working, as after any yank.',
-        operationId: 'anthropicDeleteSkill',
+        operationId: op('anthropicDeleteSkill'),
         params: idParams,
         querystring: z.object(betaQuery),
         response: { 200: z.object({ id: z.string(), type: z.literal('skill_deleted') }), ...errors },
@@ -249,7 +264,7 @@ const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (ap
         summary: 'Create a version (client.beta.skills.versions.create)',
         description:
           'multipart `files[]` as for create; the frontmatter must name the same skill. Identical content answers the existing version.',
-        operationId: 'anthropicCreateSkillVersion',
+        operationId: op('anthropicCreateSkillVersion'),
         params: idParams,
         querystring: z.object(betaQuery),
         response: { 200: versionSchema, ...errors },
@@ -278,7 +293,7 @@ const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (ap
         tags,
         summary: 'List versions (client.beta.skills.versions.list)',
         description: 'Servable versions, newest first.',
-        operationId: 'anthropicListSkillVersions',
+        operationId: op('anthropicListSkillVersions'),
         params: idParams,
         querystring: pageQuery,
         response: {
@@ -307,7 +322,7 @@ const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (ap
       schema: {
         tags,
         summary: 'Retrieve a version (client.beta.skills.versions.retrieve)',
-        operationId: 'anthropicRetrieveSkillVersion',
+        operationId: op('anthropicRetrieveSkillVersion'),
         params: versionParams,
         querystring: z.object(betaQuery),
         response: { 200: versionSchema, ...errors },
@@ -328,7 +343,7 @@ const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (ap
         summary: 'Delete a version (client.beta.skills.versions.delete)',
         description:
           'Yanks the version: it leaves the lists here and the native catalogue; `latest` moves to the highest version left.',
-        operationId: 'anthropicDeleteSkillVersion',
+        operationId: op('anthropicDeleteSkillVersion'),
         params: versionParams,
         querystring: z.object(betaQuery),
         response: { 200: z.object({ id: z.string(), type: z.literal('skill_version_deleted') }), ...errors },
@@ -350,7 +365,7 @@ const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (ap
         summary: 'Download a version (client.beta.skills.versions.download)',
         description:
           'The zip of the version as published, files at the root: published again natively, it gives the same digest.',
-        operationId: 'anthropicDownloadSkillVersion',
+        operationId: op('anthropicDownloadSkillVersion'),
         params: versionParams,
         querystring: z.object(betaQuery),
         response: { 200: z.any().describe('zip bytes'), ...errors },

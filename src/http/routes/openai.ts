@@ -9,7 +9,7 @@ import type { Upload } from '../../services/skill-writes.js';
 import { VendorSkillService } from '../../services/vendor-skills.js';
 import type { VendorSkillRow, VendorVersionRow } from '../../storage/vendor-repository.js';
 import { readMultipartUpload } from '../multipart.js';
-import { requestNamespace } from '../schemas.js';
+import { namespaceParam, requestNamespace } from '../schemas.js';
 import { sendOpenAiError, vendorFailure } from '../vendor-errors.js';
 
 const skillSchema = z.object({
@@ -53,8 +53,12 @@ const listQuery = z.object({
   after: z.string().max(100).optional().describe('id of the last object of the page before'),
   order: z.enum(['asc', 'desc']).default('asc').describe('By name for skills, by publish order for versions'),
 });
-const idParams = z.object({ skill_id: z.string().max(100) });
-const versionParams = idParams.extend({ version: z.string().max(256) });
+/** Path parameters: the namespace when the face is mounted under /namespaces/{namespace}, and the ids. */
+function paramsOf(prefixed: boolean) {
+  const where = prefixed ? namespaceParam : z.object({});
+  const idParams = where.extend({ skill_id: z.string().max(100) });
+  return { where, idParams, versionParams: idParams.extend({ version: z.string().max(256) }) };
+}
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
 const versionIdOf = (rowId: string) => `skillver_${rowId.replace(/-/g, '')}`;
@@ -74,7 +78,12 @@ function listOf<T extends { id: string }>(data: T[], more: boolean) {
  * registry's skills in the `default` namespace. Versions are numbered in publish order ("1", "2", ...);
  * the default version is the registry's `latest` tag.
  */
-const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { registry }) => {
+const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: boolean }> = async (
+  app,
+  { registry, prefixed = false },
+) => {
+  const { where, idParams, versionParams } = paramsOf(prefixed);
+  const op = (id: string) => (prefixed ? `${id}InNamespace` : id);
   const vendor = registry.vendorSkills;
   const { limits } = app.config;
   const inNamespace = { namespace: requestNamespace };
@@ -145,7 +154,8 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, 
         summary: 'Create a skill (client.skills.create)',
         description:
           'multipart/form-data: `files[]` parts (the SDK sends base names, so folders are lost) or one zip part named `files` (folders kept). Publishes the first version like POST /skills; a live skill of the same name is a 409.',
-        operationId: 'openaiCreateSkill',
+        operationId: op('openaiCreateSkill'),
+        ...(prefixed ? { params: where } : {}),
         response: { 200: skillSchema, ...errors },
       },
     },
@@ -163,7 +173,8 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, 
       schema: {
         tags,
         summary: 'List skills (client.skills.list)',
-        operationId: 'openaiListSkills',
+        operationId: op('openaiListSkills'),
+        ...(prefixed ? { params: where } : {}),
         querystring: listQuery,
         response: {
           200: z.object({
@@ -203,7 +214,7 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, 
       schema: {
         tags,
         summary: 'Retrieve a skill (client.skills.retrieve)',
-        operationId: 'openaiRetrieveSkill',
+        operationId: op('openaiRetrieveSkill'),
         params: idParams,
         response: { 200: skillSchema, ...errors },
       },
@@ -221,7 +232,7 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, 
         summary: 'Set the default version (client.skills.update)',
         description:
           "Moves the registry's `latest` tag to the version (pinned, as a tag moved by hand), so every face serves it.",
-        operationId: 'openaiUpdateSkill',
+        operationId: op('openaiUpdateSkill'),
         params: idParams,
         body: z.object({ default_version: z.string().min(1).max(256) }),
         response: { 200: skillSchema, ...errors },
@@ -247,7 +258,7 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, 
         tags,
         summary: 'Delete a skill (client.skills.delete)',
         description: 'Yanks every version: the skill leaves every list and answers 404 here.',
-        operationId: 'openaiDeleteSkill',
+        operationId: op('openaiDeleteSkill'),
         params: idParams,
         response: {
           200: z.object({ id: z.string(), deleted: z.boolean(), object: z.literal('skill.deleted') }),
@@ -271,7 +282,7 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, 
       schema: {
         tags,
         summary: 'Download the default version (client.skills.content.retrieve)',
-        operationId: 'openaiSkillContent',
+        operationId: op('openaiSkillContent'),
         params: idParams,
         response: { 200: z.any().describe('zip bytes'), ...errors },
       },
@@ -291,7 +302,7 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, 
         summary: 'Create a version (client.skills.versions.create)',
         description:
           'As create. The default version stays put unless the `default` field is true (then `latest` points at the new version).',
-        operationId: 'openaiCreateSkillVersion',
+        operationId: op('openaiCreateSkillVersion'),
         params: idParams,
         response: { 200: versionSchema, ...errors },
       },
@@ -314,7 +325,7 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, 
       schema: {
         tags,
         summary: 'List versions (client.skills.versions.list)',
-        operationId: 'openaiListSkillVersions',
+        operationId: op('openaiListSkillVersions'),
         params: idParams,
         querystring: listQuery,
         response: {
@@ -348,7 +359,7 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, 
       schema: {
         tags,
         summary: 'Retrieve a version (client.skills.versions.retrieve)',
-        operationId: 'openaiRetrieveSkillVersion',
+        operationId: op('openaiRetrieveSkillVersion'),
         params: versionParams,
         response: { 200: versionSchema, ...errors },
       },
@@ -368,7 +379,7 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, 
         summary: 'Delete a version (client.skills.versions.delete)',
         description:
           'Yanks the version; `latest` (the default) moves to the highest version left when it pointed there.',
-        operationId: 'openaiDeleteSkillVersion',
+        operationId: op('openaiDeleteSkillVersion'),
         params: versionParams,
         response: {
           200: z.object({
@@ -400,7 +411,7 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, 
       schema: {
         tags,
         summary: 'Download a version (client.skills.versions.content.retrieve)',
-        operationId: 'openaiSkillVersionContent',
+        operationId: op('openaiSkillVersionContent'),
         params: versionParams,
         response: { 200: z.any().describe('zip bytes'), ...errors },
       },
