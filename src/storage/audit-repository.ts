@@ -1,22 +1,10 @@
 import { and, desc, eq, gte, lt, type SQL } from 'drizzle-orm';
+import type { AuditAction } from '../audit-actions.js';
 import type { Db } from '../db/client.js';
 import { auditLog } from '../db/schema.js';
 import { BadRequestError } from '../errors.js';
 
-/** Every action the log records. */
-export const AUDIT_ACTIONS = [
-  'publish',
-  'tag',
-  'yank',
-  'token.create',
-  'token.revoke',
-  'view.put',
-  'view.delete',
-  'namespace.delete',
-  'quarantine',
-  'review',
-] as const;
-export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+export { AUDIT_ACTIONS, type AuditAction } from '../audit-actions.js';
 
 export interface AuditEntry {
   actor: string;

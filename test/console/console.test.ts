@@ -88,6 +88,17 @@ async function shot(page: Page, name: string) {
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
 }
 
+/** Fills in the skill page's tag control and submits it. */
+async function moveTag(page: Page, tag: string, version: string) {
+  await page.getByRole('button', { name: 'Move tag' }).waitFor();
+  await page.getByLabel('Tag', { exact: true }).fill(tag);
+  await page
+    .locator('form', { has: page.getByRole('button', { name: 'Move tag' }) })
+    .getByLabel('Version')
+    .selectOption(version);
+  await page.getByRole('button', { name: 'Move tag' }).click();
+}
+
 /** axe-core's serious and critical violations on the page as it stands. */
 async function axeViolations(page: Page): Promise<string[]> {
   const source = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -173,23 +184,11 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
   it('moves a dist-tag through the UI once signed in, and says why it cannot before', async () => {
     const page = await freshPage();
     await page.goto(`${base}/ui/skills/${skillName}`);
-    await page.getByRole('button', { name: 'Move tag' }).waitFor();
-    await page.getByLabel('Tag', { exact: true }).fill('stable');
-    await page
-      .locator('form', { has: page.getByRole('button', { name: 'Move tag' }) })
-      .getByLabel('Version')
-      .selectOption('1.0.0');
-    await page.getByRole('button', { name: 'Move tag' }).click();
+    await moveTag(page, 'stable', '1.0.0');
     await page.getByRole('alert').filter({ hasText: '401' }).waitFor();
 
     await signIn(page);
-    await page.getByRole('button', { name: 'Move tag' }).waitFor();
-    await page.getByLabel('Tag', { exact: true }).fill('stable');
-    await page
-      .locator('form', { has: page.getByRole('button', { name: 'Move tag' }) })
-      .getByLabel('Version')
-      .selectOption('1.0.0');
-    await page.getByRole('button', { name: 'Move tag' }).click();
+    await moveTag(page, 'stable', '1.0.0');
     await page.getByText('stable now points at 1.0.0').waitFor();
     const detail = (await ctx.app.inject({ url: `/skills/${skillName}` })).json();
     expect(detail.distTags.stable).toBe('1.0.0');

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError } from '../../errors.js';
@@ -57,84 +57,105 @@ export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
   return isDatabaseUnavailable(cause, depth + 1);
 }
 
+/** What a failed request answers, whatever shape the face sends it in. */
+export interface ErrorAnswer {
+  status: number;
+  title: string;
+  /** What is wrong and how to fix it. */
+  detail: string;
+  extensions?: Record<string, unknown>;
+}
+
+/**
+ * The answer to any error a route raised: its status, title and a detail that says what is wrong and
+ * how to fix it. Sets what the answer needs on the reply (Retry-After, Connection: close) and, for an
+ * oversized body, reads the rest of it first so the client can read the answer. Every face sends
+ * this: problem+json natively, the vendors' shapes on theirs (src/http/vendor-errors.ts).
+ */
+export async function answerError(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<ErrorAnswer> {
+  const { config } = request.server;
+  if (error instanceof AppError) {
+    return { status: error.status, title: error.title, detail: error.message, extensions: error.extensions };
+  }
+  if (hasZodFastifySchemaValidationErrors(error)) {
+    const errors = error.validation.map((issue) => {
+      const where = [error.validationContext, ...issue.instancePath.split('/').filter(Boolean)].join('.');
+      return { path: where, detail: `${where}: ${issue.message}` };
+    });
+    return {
+      status: 400,
+      title: 'Bad Request',
+      detail: `the request is malformed: ${errors.map((item) => item.detail).join('; ')}`,
+      extensions: { errors },
+    };
+  }
+  if (isDatabaseUnavailable(error)) {
+    request.log.error({ err: error }, 'database unavailable');
+    reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
+    return {
+      status: 503,
+      title: 'Service Unavailable',
+      detail: `the database is unavailable; retry in ${DATABASE_RETRY_AFTER_SECONDS} s (Retry-After). Nothing was changed by this request`,
+      extensions: { retryAfter: DATABASE_RETRY_AFTER_SECONDS },
+    };
+  }
+  // drizzle wraps driver errors: the SQLSTATE sits on the cause.
+  const code = error.code ?? (error.cause as { code?: string } | undefined)?.code;
+  switch (code) {
+    // PostgreSQL refuses NUL and other unencodable characters in text; that is the caller's input.
+    case '22021':
+    case '22P05':
+      return {
+        status: 400,
+        title: 'Bad Request',
+        detail:
+          'the request contains a character the registry cannot store or search for (such as NUL); remove it',
+      };
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      await discardRestOfBody(request.raw);
+      reply.header('connection', 'close');
+      return {
+        status: 413,
+        title: 'Content Too Large',
+        detail: `the request body is larger than the limit of ${config.bodyLimit} bytes; raise SKILLREG_MAX_BUNDLE_BYTES or publish a smaller bundle`,
+        extensions: { limit: config.bodyLimit },
+      };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return {
+        status: 415,
+        title: 'Unsupported Media Type',
+        detail: `content type '${request.headers['content-type'] ?? 'none'}' is not supported here; send ${SUPPORTED_UPLOADS}`,
+      };
+    case 'FST_REQ_FILE_TOO_LARGE':
+    case 'FST_FILES_LIMIT':
+    case 'FST_PARTS_LIMIT':
+      await discardRestOfBody(request.raw);
+      reply.header('connection', 'close');
+      return {
+        status: 413,
+        title: 'Content Too Large',
+        detail: `${error.message}; the limits are configurable`,
+        extensions: { limits: config.limits },
+      };
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) return { status, title: httpTitle(status), detail: error.message };
+  request.log.error({ err: error }, 'unhandled error');
+  return {
+    status: 500,
+    title: 'Internal Server Error',
+    detail: `an unexpected error occurred; quote request id ${request.id} when reporting it`,
+  };
+}
+
 async function errorsPlugin(app: FastifyInstance) {
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
-    if (error instanceof AppError) {
-      return sendProblem(reply, error.status, error.title, error.message, error.extensions);
-    }
-    if (hasZodFastifySchemaValidationErrors(error)) {
-      const errors = error.validation.map((issue) => {
-        const where = [error.validationContext, ...issue.instancePath.split('/').filter(Boolean)].join('.');
-        return { path: where, detail: `${where}: ${issue.message}` };
-      });
-      return sendProblem(
-        reply,
-        400,
-        'Bad Request',
-        `the request is malformed: ${errors.map((item) => item.detail).join('; ')}`,
-        { errors },
-      );
-    }
-    if (isDatabaseUnavailable(error)) {
-      request.log.error({ err: error }, 'database unavailable');
-      reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
-      return sendProblem(
-        reply,
-        503,
-        'Service Unavailable',
-        `the database is unavailable; retry in ${DATABASE_RETRY_AFTER_SECONDS} s (Retry-After). Nothing was changed by this request`,
-        { retryAfter: DATABASE_RETRY_AFTER_SECONDS },
-      );
-    }
-    // drizzle wraps driver errors: the SQLSTATE sits on the cause.
-    const code = error.code ?? (error.cause as { code?: string } | undefined)?.code;
-    switch (code) {
-      // PostgreSQL refuses NUL and other unencodable characters in text; that is the caller's input.
-      case '22021':
-      case '22P05':
-        return sendProblem(
-          reply,
-          400,
-          'Bad Request',
-          'the request contains a character the registry cannot store or search for (such as NUL); remove it',
-        );
-      case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        await discardRestOfBody(request.raw);
-        reply.header('connection', 'close');
-        return sendProblem(
-          reply,
-          413,
-          'Content Too Large',
-          `the request body is larger than the limit of ${app.config.bodyLimit} bytes; raise SKILLREG_MAX_BUNDLE_BYTES or publish a smaller bundle`,
-          { limit: app.config.bodyLimit },
-        );
-      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return sendProblem(
-          reply,
-          415,
-          'Unsupported Media Type',
-          `content type '${request.headers['content-type'] ?? 'none'}' is not supported here; send ${SUPPORTED_UPLOADS}`,
-        );
-      case 'FST_REQ_FILE_TOO_LARGE':
-      case 'FST_FILES_LIMIT':
-      case 'FST_PARTS_LIMIT':
-        await discardRestOfBody(request.raw);
-        reply.header('connection', 'close');
-        return sendProblem(reply, 413, 'Content Too Large', `${error.message}; the limits are configurable`, {
-          limits: app.config.limits,
-        });
-    }
-    const status = error.statusCode ?? 500;
-    if (status >= 400 && status < 500) {
-      return sendProblem(reply, status, httpTitle(status), error.message);
-    }
-    request.log.error({ err: error }, 'unhandled error');
-    return sendProblem(
-      reply,
-      500,
-      'Internal Server Error',
-      `an unexpected error occurred; quote request id ${request.id} when reporting it`,
-    );
+    const answer = await answerError(error, request, reply);
+    return sendProblem(reply, answer.status, answer.title, answer.detail, answer.extensions);
   });
 
   app.setNotFoundHandler((request, reply) => {

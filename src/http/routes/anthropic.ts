@@ -1,14 +1,11 @@
-import type { FastifyError, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { BundleLimits } from '../../bundle/types.js';
-import { BadRequestError } from '../../errors.js';
 import type { Registry } from '../../services/registry.js';
 import { VendorSkillService } from '../../services/vendor-skills.js';
 import type { VendorSkillRow, VendorVersionRow } from '../../storage/vendor-repository.js';
-import { readMultipartUpload } from '../multipart.js';
-import { namespaceParam, requestNamespace } from '../schemas.js';
-import { sendAnthropicError, vendorFailure } from '../vendor-errors.js';
+import { requestNamespace } from '../schemas.js';
+import { useVendorErrors, vendorErrorResponses, vendorParams, vendorUpload } from '../vendor-faces.js';
 
 const skillSchema = z.object({
   id: z.string().describe('skill_<32 hex>: the same id on the OpenAI face'),
@@ -51,9 +48,7 @@ const versionSchema = z.object({
 const errorSchema = z
   .object({ type: z.literal('error'), error: z.object({ type: z.string(), message: z.string() }) })
   .describe("Anthropic's error shape");
-const errors = Object.fromEntries(
-  [400, 401, 403, 404, 409, 413, 415, 422, 429].map((code) => [code, errorSchema]),
-) as Record<400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429, typeof errorSchema>;
+const errors = vendorErrorResponses(errorSchema);
 
 const betaQuery = {
   beta: z.string().optional().describe('The SDK sends beta=true; ignored'),
@@ -64,17 +59,6 @@ const pageQuery = z.object({
   page: z.string().max(400).optional().describe('next_page of the page before'),
   source: z.string().max(40).optional().describe('custom lists every skill; anthropic lists none'),
 });
-/** Path parameters: the namespace when the face is mounted under /namespaces/{namespace}, and the ids. */
-function paramsOf(prefixed: boolean) {
-  const where = prefixed ? namespaceParam : z.object({});
-  const idParams = where.extend({ skill_id: z.string().max(100) });
-  return {
-    where,
-    idParams,
-    versionParams: idParams.extend({ version: z.string().max(256).describe('A version, or latest') }),
-  };
-}
-
 function skillDocument(row: VendorSkillRow, legacy = false): z.infer<typeof anySkillSchema> {
   if (legacy) {
     return {
@@ -110,16 +94,6 @@ function versionDocument(skillId: string, row: VendorVersionRow): z.infer<typeof
   };
 }
 
-/** The SDK uploads multipart/form-data; anything else is answered with what to send. */
-async function multipartOf(request: FastifyRequest, limits: BundleLimits) {
-  if (!request.isMultipart()) {
-    throw new BadRequestError(
-      `send multipart/form-data with one files[] part per file (the filename its path, e.g. my-skill/SKILL.md), not ${request.headers['content-type'] ?? 'no content type'}`,
-    );
-  }
-  return readMultipartUpload(request, limits);
-}
-
 const encodePage = (value: string) => Buffer.from(value, 'utf8').toString('base64url');
 const decodePage = (page: string | undefined) =>
   page ? Buffer.from(page, 'base64url').toString('utf8') : undefined;
@@ -133,7 +107,7 @@ const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: bo
   app,
   { registry, prefixed = false },
 ) => {
-  const { where, idParams, versionParams } = paramsOf(prefixed);
+  const { where, idParams, versionParams } = vendorParams(prefixed, 'A version, or latest');
   const op = (id: string) => (prefixed ? `${id}InNamespace` : id);
   const vendor = registry.vendorSkills;
   const { limits } = app.config;
@@ -147,15 +121,7 @@ const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: bo
       request.headers.authorization = `Bearer ${key}`;
     }
   });
-  app.setErrorHandler((error: FastifyError, request, reply) =>
-    sendAnthropicError(reply, vendorFailure(error, request)),
-  );
-  app.setNotFoundHandler((request, reply) =>
-    sendAnthropicError(reply, {
-      status: 404,
-      message: `${request.method} ${request.url.split('?')[0]} is not part of the Skills API this registry serves (/anthropic/v1/skills...)`,
-    }),
-  );
+  useVendorErrors(app, 'anthropic', '/anthropic/v1/skills...');
 
   const tags = ['anthropic'];
 
@@ -175,15 +141,11 @@ const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: bo
       },
     },
     async (request) => {
-      const upload = await multipartOf(request, limits);
-      const row = await vendor.create(
-        namespaceOf(request),
-        { kind: 'files', files: upload.files },
-        {
-          displayName: upload.fields.display_name ?? upload.fields.display_title,
-          actor: request.principal!.actor,
-        },
-      );
+      const { upload, fields } = await vendorUpload(request, limits);
+      const row = await vendor.create(namespaceOf(request), upload, {
+        displayName: fields.display_name ?? fields.display_title,
+        actor: request.principal!.actor,
+      });
       return skillDocument(row, legacyBeta(request));
     },
   );
@@ -271,16 +233,11 @@ const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: bo
       },
     },
     async (request) => {
-      const upload = await multipartOf(request, limits);
+      const { upload } = await vendorUpload(request, limits);
       const id = request.params.skill_id;
       return versionDocument(
         id,
-        await vendor.createVersion(
-          namespaceOf(request),
-          id,
-          { kind: 'files', files: upload.files },
-          { actor: request.principal!.actor },
-        ),
+        await vendor.createVersion(namespaceOf(request), id, upload, { actor: request.principal!.actor }),
       );
     },
   );

@@ -1,16 +1,11 @@
-import type { FastifyError, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { sniffArchiveKind } from '../../bundle/archive-read.js';
-import type { BundleLimits } from '../../bundle/types.js';
-import { BadRequestError } from '../../errors.js';
 import type { Registry } from '../../services/registry.js';
-import type { Upload } from '../../services/skill-writes.js';
 import { VendorSkillService } from '../../services/vendor-skills.js';
 import type { VendorSkillRow, VendorVersionRow } from '../../storage/vendor-repository.js';
-import { readMultipartUpload } from '../multipart.js';
-import { namespaceParam, requestNamespace } from '../schemas.js';
-import { sendOpenAiError, vendorFailure } from '../vendor-errors.js';
+import { requestNamespace } from '../schemas.js';
+import { useVendorErrors, vendorErrorResponses, vendorParams, vendorUpload } from '../vendor-faces.js';
 
 const skillSchema = z.object({
   id: z.string().describe('skill_<32 hex>: the same id on the Anthropic face'),
@@ -44,22 +39,13 @@ const errorSchema = z
     }),
   })
   .describe("OpenAI's error shape");
-const errors = Object.fromEntries(
-  [400, 401, 403, 404, 409, 413, 415, 422, 429].map((code) => [code, errorSchema]),
-) as Record<400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429, typeof errorSchema>;
+const errors = vendorErrorResponses(errorSchema);
 
 const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   after: z.string().max(100).optional().describe('id of the last object of the page before'),
   order: z.enum(['asc', 'desc']).default('asc').describe('By name for skills, by publish order for versions'),
 });
-/** Path parameters: the namespace when the face is mounted under /namespaces/{namespace}, and the ids. */
-function paramsOf(prefixed: boolean) {
-  const where = prefixed ? namespaceParam : z.object({});
-  const idParams = where.extend({ skill_id: z.string().max(100) });
-  return { where, idParams, versionParams: idParams.extend({ version: z.string().max(256) }) };
-}
-
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
 const versionIdOf = (rowId: string) => `skillver_${rowId.replace(/-/g, '')}`;
 
@@ -82,7 +68,10 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: boole
   app,
   { registry, prefixed = false },
 ) => {
-  const { where, idParams, versionParams } = paramsOf(prefixed);
+  const { where, idParams, versionParams } = vendorParams(
+    prefixed,
+    "The version's number in publish order, or its semver, or latest",
+  );
   const op = (id: string) => (prefixed ? `${id}InNamespace` : id);
   const vendor = registry.vendorSkills;
   const { limits } = app.config;
@@ -90,15 +79,7 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: boole
   const namespaceOf = (request: FastifyRequest) => requestNamespace(request);
   const tags = ['openai'];
 
-  app.setErrorHandler((error: FastifyError, request, reply) =>
-    sendOpenAiError(reply, vendorFailure(error, request)),
-  );
-  app.setNotFoundHandler((request, reply) =>
-    sendOpenAiError(reply, {
-      status: 404,
-      message: `${request.method} ${request.url.split('?')[0]} is not part of the Skills API this registry serves (/openai/v1/skills...)`,
-    }),
-  );
+  useVendorErrors(app, 'openai', '/openai/v1/skills...');
 
   async function skillDocument(namespace: string, row: VendorSkillRow): Promise<z.infer<typeof skillSchema>> {
     const versions = await vendor.versions(namespace, VendorSkillService.idOf(row.id));
@@ -127,24 +108,6 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: boole
     };
   }
 
-  /** Files as the SDK sends them (flat, base names only), or one zip that keeps the folders. */
-  async function uploadOf(
-    request: FastifyRequest,
-    bundleLimits: BundleLimits,
-  ): Promise<{ upload: Upload; fields: Record<string, string> }> {
-    if (!request.isMultipart()) {
-      throw new BadRequestError(
-        `send multipart/form-data: files[] parts (one per file) or a single zip part named files, not ${request.headers['content-type'] ?? 'no content type'}`,
-      );
-    }
-    const { files, fields } = await readMultipartUpload(request, bundleLimits);
-    const only = files.length === 1 ? files[0]! : undefined;
-    if (only && sniffArchiveKind(only.bytes) !== undefined) {
-      return { upload: { kind: 'archive', bytes: only.bytes }, fields };
-    }
-    return { upload: { kind: 'files', files }, fields };
-  }
-
   app.post(
     '/skills',
     {
@@ -160,7 +123,7 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: boole
       },
     },
     async (request) => {
-      const { upload } = await uploadOf(request, limits);
+      const { upload } = await vendorUpload(request, limits);
       const row = await vendor.create(namespaceOf(request), upload, { actor: request.principal!.actor });
       return skillDocument(namespaceOf(request), row);
     },
@@ -308,7 +271,7 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: boole
       },
     },
     async (request) => {
-      const { upload, fields } = await uploadOf(request, limits);
+      const { upload, fields } = await vendorUpload(request, limits);
       const id = request.params.skill_id;
       const row = await vendor.createVersion(namespaceOf(request), id, upload, {
         actor: request.principal!.actor,

@@ -1,18 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
+import type { CatalogueItem } from '../../../client/types';
 import { getJson, type Scope, scopePrefix } from '../api';
 import { ErrorNote, Loading, useAsync, Verdict } from '../components';
 import { navigate } from '../router';
 import { skillHref } from '../scope';
-
-interface CatalogueItem {
-  name: string;
-  description: string;
-  version: string;
-  tags: string[];
-  namespace?: string;
-  scan: { verdict: string } | null;
-  match?: { fields?: string[] };
-}
 
 interface Scopes {
   namespaces: string[];

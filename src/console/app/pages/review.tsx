@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { AUDIT_ACTIONS } from '../../../audit-actions';
 import { getJson, type Scope, scopePrefix, send } from '../api';
 import { ErrorNote, formatDate, Loading, useAsync } from '../components';
 import { writePrefix } from '../scope';
@@ -15,19 +16,7 @@ interface AuditEntry {
   detail: Record<string, unknown>;
 }
 
-const ACTIONS = [
-  '',
-  'publish',
-  'tag',
-  'yank',
-  'token.create',
-  'token.revoke',
-  'view.put',
-  'view.delete',
-  'namespace.delete',
-  'quarantine',
-  'review',
-];
+const ACTIONS = ['', ...AUDIT_ACTIONS];
 
 /** The audit log with the filters GET /audit takes, a page at a time. */
 export function AuditPage() {

@@ -1,37 +1,13 @@
 import { diffLines } from 'diff';
 import { useState } from 'preact/hooks';
+import type { SkillDetail } from '../../../client/types';
 import { getBytes, getJson, type Scope, send, skillPath } from '../api';
 import { checkAttestation } from '../attestation';
 import { ErrorNote, formatBytes, Loading, Section, useAsync } from '../components';
 import { highlight } from '../markdown';
 import { writePrefix } from '../scope';
 
-export interface FileEntry {
-  path: string;
-  size: number;
-  digest: string;
-}
-
-export interface SkillDetail {
-  name: string;
-  version: string;
-  description: string;
-  digest: string;
-  frontmatter: Record<string, unknown>;
-  createdAt: string;
-  yanked: boolean;
-  size: number;
-  files: FileEntry[];
-  distTags: Record<string, string>;
-  versions: { version: string; digest: string; createdAt: string; yanked: boolean; tags: string[] }[];
-  namespace?: string;
-  resolvedFrom?: string;
-  scan?: {
-    verdict: string;
-    rules: string;
-    findings: { rule: string; severity: string; path: string; line: number; detail: string }[];
-  } | null;
-}
+export type { SkillDetail };
 
 function filePath(scope: Scope, name: string, path: string, version: string): string {
   const encoded = path.split('/').map(encodeURIComponent).join('/');

@@ -1,18 +1,7 @@
 import { useState } from 'preact/hooks';
+import type { TokenSummary } from '../../../client/types';
 import { getJson, send } from '../api';
 import { ErrorNote, formatDate, Loading, useAsync } from '../components';
-
-interface TokenSummary {
-  id: string;
-  name: string;
-  scopes: string[];
-  namespaces: string[] | null;
-  prefix: string;
-  createdBy: string;
-  createdAt: string;
-  expiresAt: string | null;
-  lastUsedAt: string | null;
-}
 
 const SCOPES = ['read', 'publish', 'admin'] as const;
 
