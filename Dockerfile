@@ -34,8 +34,10 @@ COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY migrations ./migrations
 COPY skills-seed ./skills-seed
-# The web console's sources, bundled in memory by esbuild (a production dependency) on first use.
+# The web console's sources (and the one module of the server's they import), bundled in memory by
+# esbuild (a production dependency) on first use.
 COPY src/console/app ./src/console/app
+COPY src/audit-actions.ts ./src/audit-actions.ts
 # The code stays owned by root, read-only for the service; only the embedded database's folder is
 # writable, for runs without DATABASE_URL (mount a volume on /data to keep it).
 RUN mkdir -p /data && chown node:node /data
