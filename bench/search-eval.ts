@@ -61,6 +61,8 @@ if (values.offline) {
     values.distractors!,
     '--recombined',
     values.recombined!,
+    '--queries',
+    values.queries!,
     ...(values.verbose ? ['--verbose'] : []),
   ];
   await import('./search-eval/offline.js');

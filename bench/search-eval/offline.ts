@@ -33,7 +33,7 @@ for (const skill of real) index.put(searchDocument(skill));
 for (const skill of extra.slice(half)) index.put(searchDocument(skill));
 const indexedMs = performance.now() - started;
 
-const queries = evalQueries();
+const queries = args.includes('--queries') ? evalQueries(args[args.indexOf('--queries') + 1]) : evalQueries();
 const times: number[] = [];
 const results = queries.map(({ q, relevant }) => {
   const t0 = performance.now();

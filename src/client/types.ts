@@ -36,6 +36,7 @@ export interface SearchMatch {
   why: string;
   fields: { name?: string[]; description?: string[]; headings?: string[]; body?: string[] };
   corrected: { word: string; as: string }[];
+  related: { word: string; as: string }[];
   learned: string[];
 }
 

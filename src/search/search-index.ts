@@ -1,6 +1,8 @@
 import { distance } from 'fastest-levenshtein';
 import { type AnalyzedWord, analyzeWords, isCjkTerm } from './analyze.js';
 import { FIELDS, type Field, type SearchDocument, type TermVisitor } from './document.js';
+import { expand } from './expansion.js';
+import { COUNT_BITS, COUNTS, MASK, MAX_SLOTS, Postings, SHIFT } from './postings.js';
 
 /**
  * An in-memory BM25F index over skills: name, description, headings and body, each with its own weight
@@ -33,6 +35,8 @@ export interface MatchedTerm {
   term: string;
   /** The request's spelling was unknown and read as `term`. */
   corrected: boolean;
+  /** Not the request's word but one the lexicon relates to it (expansion.ts): the skill's word. */
+  related?: string;
   fields: Field[];
 }
 
@@ -52,82 +56,6 @@ export interface SearchOptions {
   learned?: (term: string) => ReadonlyMap<string, number> | undefined;
 }
 
-/**
- * One posting is one 32-bit word: the document slot in the high 21 bits, and the term's count in each
- * field in the low 11 (name 1 bit, description 3, headings 2, body 5). Counts are capped there: BM25
- * saturates long before (a body count of 31 scores within 3% of 60), and four bytes a posting keep
- * a large catalogue's index small.
- */
-const SHIFT = [0, 1, 4, 6] as const;
-const MASK = [0x1, 0x7, 0x3, 0x1f] as const;
-const COUNT_BITS = 11;
-const COUNTS = (1 << COUNT_BITS) - 1;
-/** Slots one index can number (compaction renumbers them from 0). */
-export const MAX_SLOTS = 2 ** (32 - COUNT_BITS);
-
-/**
- * The postings of one term: document slots in increasing order, each followed by its packed counts, in
- * one array (one object per term matters: most terms of a large catalogue occur in one or two skills).
- */
-class Postings {
-  /**
-   * Per posting: slot << COUNT_BITS | packed counts, slots increasing. Most terms of a large catalogue
-   * occur in one skill: theirs is kept in `first`, and the array is made for the second.
-   */
-  data: Uint32Array | undefined;
-  first = 0;
-  length = 0;
-
-  /**
-   * Documents holding the term, counting replaced and removed ones until the next compaction (which
-   * runs before they are a quarter of all), so a removal touches no postings.
-   */
-  get df(): number {
-    return this.length;
-  }
-
-  /** The i-th posting word. */
-  at(index: number): number {
-    return this.data ? this.data[index]! : this.first;
-  }
-
-  push(slot: number, packed: number): void {
-    const entry = ((slot << COUNT_BITS) | packed) >>> 0;
-    if (this.length === 0) {
-      this.first = entry;
-    } else {
-      if (!this.data || this.length === this.data.length) {
-        const grown = new Uint32Array(Math.max(2, Math.ceil(this.length * 1.5)));
-        if (this.data) grown.set(this.data);
-        else grown[0] = this.first;
-        this.data = grown;
-      }
-      this.data[this.length] = entry;
-    }
-    this.length += 1;
-  }
-
-  /** Gives back the room kept for growth (after a bulk build). */
-  trim(): void {
-    if (this.data && this.data.length > this.length) this.data = this.data.slice(0, this.length);
-  }
-
-  /** The packed counts of `slot`, or 0 when the term is not in it. */
-  find(slot: number): number {
-    let low = 0;
-    let high = this.length - 1;
-    while (low <= high) {
-      const middle = (low + high) >>> 1;
-      const entry = this.at(middle);
-      const at = entry >>> COUNT_BITS;
-      if (at === slot) return entry & COUNTS;
-      if (at < slot) low = middle + 1;
-      else high = middle - 1;
-    }
-    return 0;
-  }
-}
-
 /** Query terms past this many (the rarest are kept) add time and little else. */
 const MAX_QUERY_TERMS = 48;
 
@@ -136,6 +64,9 @@ const MAX_QUERY_TERMS = 48;
  * reach the first results any more (MaxScore-style pruning); shorter ones are always read whole.
  */
 const PRUNE_FROM_DF = 2_000;
+
+/** Related words from the lexicon searched for one request, at most (expansion.ts). */
+const MAX_EXPANSION_TERMS = 32;
 
 /** Unknown words of one request looked up for a close spelling (a paragraph can hold dozens). */
 const MAX_CORRECTIONS = 8;
@@ -249,7 +180,7 @@ export class SearchIndex {
     // can then often be read for those candidates alone (see the pruning below).
     const slots = this.names.length;
     const terms = withoutUbiquitous(
-      this.queryTerms(words).sort((x, y) => x.postings.df - y.postings.df),
+      this.queryTerms(words, query).sort((x, y) => x.postings.df - y.postings.df),
       slots,
     );
     const learned = options.learned ? this.learnedBoosts(words, options.learned) : undefined;
@@ -415,11 +346,11 @@ export class SearchIndex {
   /** Which query terms a document matched, and in which fields. */
   private explain(slot: number, terms: readonly QueryTerm[]): MatchedTerm[] {
     const matched: MatchedTerm[] = [];
-    for (const { query, term, postings, corrected } of terms) {
+    for (const { query, term, postings, corrected, related } of terms) {
       const packed = postings.find(slot);
       if (packed === 0) continue;
       const fields = FIELDS.filter((_, f) => ((packed >>> SHIFT[f]!) & MASK[f]!) !== 0);
-      matched.push({ query, term, corrected, fields });
+      matched.push({ query, term, corrected, fields, ...(related === undefined ? {} : { related }) });
     }
     return matched;
   }
@@ -453,7 +384,7 @@ export class SearchIndex {
     return boosts;
   }
 
-  private queryTerms(words: readonly AnalyzedWord[]): QueryTerm[] {
+  private queryTerms(words: readonly AnalyzedWord[], query: string): QueryTerm[] {
     const found: QueryTerm[] = [];
     let corrections = 0;
     for (const { term, word } of words) {
@@ -478,6 +409,16 @@ export class SearchIndex {
       found.length <= MAX_QUERY_TERMS
         ? found
         : found.sort((x, y) => x.postings.df - y.postings.df).slice(0, MAX_QUERY_TERMS);
+    // The request's own words first; related words from the lexicon fill what room is left.
+    const have = new Set([...words.map(({ term }) => term), ...chosen.map(({ term }) => term)]);
+    let room = MAX_EXPANSION_TERMS;
+    for (const { term, word, as, boost } of expand(query, have)) {
+      if (room === 0) break;
+      const postings = this.dictionary.get(term);
+      if (!postings || postings.df === 0) continue;
+      chosen.push({ query: word, term, postings, boost, corrected: false, related: as });
+      room -= 1;
+    }
     return chosen;
   }
 
@@ -562,6 +503,7 @@ interface QueryTerm {
   postings: Postings;
   boost: number;
   corrected: boolean;
+  related?: string;
 }
 
 /** The request's terms, each once, with the first word that gave it. */

@@ -20,7 +20,9 @@ export const searchMatchSchema = z
     score: z.number().describe('Relevance (BM25F); comparable within one search only'),
     why: z
       .string()
-      .describe('The request words found in each field, and spellings read as another word, as one line'),
+      .describe(
+        'The request words found in each field, spellings read as another word and related words, as one line',
+      ),
     fields: z
       .object({
         name: searchFieldWords.optional(),
@@ -32,6 +34,11 @@ export const searchMatchSchema = z
     corrected: z
       .array(z.object({ word: z.string(), as: z.string() }))
       .describe('Words of the request the registry did not know, and the known spelling searched instead'),
+    related: z
+      .array(z.object({ word: z.string(), as: z.string() }))
+      .describe(
+        "Phrases of the request and the skill's words the registry relates them to (look over → review), which count less than the request's own words",
+      ),
     learned: z
       .array(z.string())
       .describe('Words of the request after which agents loaded this skill before (a learned boost)'),
@@ -58,7 +65,9 @@ export const searchResultSchema = z.object({
   version: z.string().describe('The version load_skill loads by default'),
   why: z
     .string()
-    .describe('The request words found in each field, and spellings read as another word, as one line'),
+    .describe(
+      'The request words found in each field, spellings read as another word and related words, as one line',
+    ),
   score: z.number().describe('Relevance (BM25F); comparable within one search only'),
   namespace: z.string().optional().describe('In a view: the layer (namespace) the skill resolves to'),
 });

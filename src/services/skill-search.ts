@@ -37,6 +37,8 @@ export interface SearchMatch {
   fields: Partial<Record<Field, string[]>>;
   /** Words of the request the index did not know, and the spelling they were read as. */
   corrected: { word: string; as: string }[];
+  /** Words of the request and the skill's words the lexicon relates them to (`look over` → `review`). */
+  related: { word: string; as: string }[];
   /** Words of the request after which agents loaded this skill before (a learned boost). */
   learned: string[];
 }
@@ -351,26 +353,32 @@ export function describeMatch(
 ): SearchMatch {
   const fields: Partial<Record<Field, string[]>> = {};
   const corrected: { word: string; as: string }[] = [];
+  const related: { word: string; as: string }[] = [];
   for (const term of matched) {
+    // A related word is listed as the skill has it: the request's phrase is named under `related`.
+    const shown = term.related ?? term.query;
     for (const field of FIELD_ORDER) {
       if (!term.fields.includes(field)) continue;
       const words = fields[field];
-      if (!words) fields[field] = [term.query];
-      else if (!words.includes(term.query)) words.push(term.query);
+      if (!words) fields[field] = [shown];
+      else if (!words.includes(shown)) words.push(shown);
     }
     if (term.corrected) corrected.push({ word: term.query, as: term.term });
+    if (term.related !== undefined) related.push({ word: term.query, as: term.related });
   }
   const parts = FIELD_ORDER.flatMap((field) =>
     fields[field] ? [`${field}: ${fields[field].join(', ')}`] : [],
   );
   if (corrected.length > 0)
     parts.push(`spelling: ${corrected.map(({ word, as }) => `${word}→${as}`).join(', ')}`);
+  if (related.length > 0) parts.push(`related: ${related.map(({ word, as }) => `${word}→${as}`).join(', ')}`);
   if (learned.length > 0) parts.push(`loaded by agents after searching: ${learned.join(', ')}`);
   return {
     score: Math.round(score * 1000) / 1000,
     why: parts.join('; '),
     fields,
     corrected,
+    related,
     learned: [...learned],
   };
 }

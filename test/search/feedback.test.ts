@@ -15,22 +15,22 @@ import { listening } from '../helpers/http.js';
 
 describe('learned boosts in the index', () => {
   const index = new SearchIndex();
-  index.put(searchDocument({ name: 'ci-logs', description: 'Read CI logs.', body: '' }));
-  index.put(searchDocument({ name: 'gh-fix-ci', description: 'Fix failing GitHub checks.', body: '' }));
+  index.put(searchDocument({ name: 'crumb-notes', description: 'Keep sourdough notes.', body: '' }));
+  index.put(searchDocument({ name: 'oven-timer', description: 'Time a sourdough bake.', body: '' }));
 
   it('lifts a skill agents loaded after searching the same words, and names the words', () => {
-    const learned = new Map([['red', new Map([['gh-fix-ci', 3]])]]);
-    expect(index.search('ci run red', { limit: 2 })[0]!.name).toBe('ci-logs');
-    const hits = index.search('ci run red', { limit: 2, learned: (term) => learned.get(term) });
-    expect(hits[0]!.name).toBe('gh-fix-ci');
-    expect(hits[0]!.learned).toEqual(['red']);
+    const learned = new Map([['crust', new Map([['oven-timer', 3]])]]);
+    expect(index.search('sourdough crust', { limit: 2 })[0]!.name).toBe('crumb-notes');
+    const hits = index.search('sourdough crust', { limit: 2, learned: (term) => learned.get(term) });
+    expect(hits[0]!.name).toBe('oven-timer');
+    expect(hits[0]!.learned).toEqual(['crust']);
   });
 
   it('can surface a skill for a word it does not hold', () => {
-    const learned = new Map([['crimson', new Map([['gh-fix-ci', 1]])]]);
+    const learned = new Map([['crimson', new Map([['oven-timer', 1]])]]);
     expect(index.search('crimson', { limit: 5 })).toEqual([]);
     const hits = index.search('crimson', { limit: 5, learned: (term) => learned.get(term) });
-    expect(hits.map((hit) => hit.name)).toEqual(['gh-fix-ci']);
+    expect(hits.map((hit) => hit.name)).toEqual(['oven-timer']);
   });
 });
 

@@ -142,11 +142,56 @@ describe('ranking', () => {
   });
 });
 
+describe('related words (the lexicon)', () => {
+  const related = indexOf([
+    {
+      name: 'pr-reviewer',
+      description: 'Code review of a change before it merges: correctness, tests, style.',
+      body: '',
+    },
+    { name: 'playwright-runner', description: 'Run Playwright specs and report results.', body: '' },
+    {
+      name: 'login-hardening',
+      description: 'Find attack risks in a login endpoint and harden it.',
+      body: '',
+    },
+    { name: 'resume-tailor', description: 'Rewrite a resume so it fits a job posting.', body: '' },
+  ]);
+
+  it('finds a skill described with other words for the same job', () => {
+    expect(ranked(related, 'have someone go over my change before I merge it')[0]).toBe('pr-reviewer');
+    expect(ranked(related, 'update my CV for this job')[0]).toBe('resume-tailor');
+  });
+
+  it('lets a request in Chinese reach a skill described in English, and says through which words', () => {
+    const [hit] = related.search('帮我看看这个登录接口有没有被攻击的风险，给出加固建议', { limit: 1 });
+    expect(hit?.name).toBe('login-hardening');
+    expect(hit?.matched.find((term) => term.related === 'attack')?.query).toBe('攻击');
+  });
+
+  it("ranks the request's own words above related ones", () => {
+    const own = indexOf([
+      { name: 'audit-trail', description: 'Audit a repository for licence problems.', body: '' },
+      { name: 'review-board', description: 'Review a repository for licence problems.', body: '' },
+    ]);
+    expect(ranked(own, 'review the licences in this repository')).toEqual(['review-board', 'audit-trail']);
+    const [, second] = own.search('review the licences in this repository', { limit: 2 });
+    expect(second?.matched.find((term) => term.related !== undefined)).toMatchObject({
+      query: 'review',
+      related: 'audit',
+    });
+  });
+
+  it('leaves a request alone when none of its phrases is in the lexicon', () => {
+    expect(ranked(related, 'sourdough starter')).toEqual([]);
+  });
+});
+
 describe('updates', () => {
   it('replaces a skill under its name and forgets a removed one', () => {
     const index = indexOf(CATALOGUE);
     index.put(searchDocument({ name: 'gh-fix-ci', description: 'Bake sourdough bread.', body: '' }));
-    expect(ranked(index, 'github actions')).not.toContain('gh-fix-ci');
+    expect(ranked(index, 'pull request')).not.toContain('gh-fix-ci');
     expect(ranked(index, 'sourdough')).toEqual(['gh-fix-ci']);
     index.remove('resume-tailor');
     expect(ranked(index, 'resume job posting')).not.toContain('resume-tailor');

@@ -41,6 +41,14 @@ describe('search service', () => {
     expect(next.items[0].name).not.toBe(page.items[0].name);
   });
 
+  it('names the related words a skill matched through, apart from the request words', async () => {
+    const page = (await ctx.app.inject(`/skills?q=troubleshoot+${kafka}&limit=1`)).json();
+    expect(page.items[0].name).toBe(kafka);
+    expect(page.items[0].match.related).toEqual([{ word: 'troubleshoot', as: 'diagnose' }]);
+    expect(page.items[0].match.fields.description).toContain('diagnose');
+    expect(page.items[0].match.why).toContain('related: troubleshoot→diagnose');
+  });
+
   it('refuses an empty or an overlong request with a problem naming the limit', async () => {
     const long = await ctx.app.inject(`/search?q=${'word '.repeat(900)}`);
     expect(long.statusCode).toBe(400);
