@@ -1,3 +1,4 @@
+import { secretLintProfiler } from '@secretlint/profiler';
 import { describe, expect, it } from 'vitest';
 import { type Finding, RULES_VERSION, scanBundle } from '../../src/scan/index.js';
 
@@ -289,5 +290,17 @@ describe('the scanner, rule by rule', () => {
     const result = await scanBundle(hostile);
     expect(performance.now() - started).toBeLessThan(1_000);
     expect(result.findings.length).toBeLessThanOrEqual(200);
+  });
+});
+
+describe('secretlint inside a long-running process', () => {
+  it('leaves nothing on the performance timeline, however many files it scans', async () => {
+    performance.clearMarks();
+    for (let round = 0; round < 20; round++) {
+      await scan(file(`references/notes-${round}.md`, 'Plain words, no secrets.\n'));
+    }
+    expect(performance.getEntriesByType('mark')).toHaveLength(0);
+    const profiler = secretLintProfiler as unknown as { entries: unknown[] };
+    expect(profiler.entries).toHaveLength(0);
   });
 });
