@@ -68,6 +68,9 @@ const PRUNE_FROM_DF = 2_000;
 /** Related words from the lexicon searched for one request, at most (expansion.ts). */
 const MAX_EXPANSION_TERMS = 32;
 
+/** Related words held by more than this share of skills are not searched (see queryTerms). */
+const EXPANSION_MAX_SHARE = 0.2;
+
 /** Unknown words of one request looked up for a close spelling (a paragraph can hold dozens). */
 const MAX_CORRECTIONS = 8;
 
@@ -416,6 +419,9 @@ export class SearchIndex {
       if (room === 0) break;
       const postings = this.dictionary.get(term);
       if (!postings || postings.df === 0) continue;
+      // A related word most skills hold adds little at its lower weight, and its postings cost the most.
+      // (Kept in small catalogues, as withoutUbiquitous keeps common words there.)
+      if (this.names.length >= 100 && postings.df > EXPANSION_MAX_SHARE * this.names.length) continue;
       chosen.push({ query: word, term, postings, boost, corrected: false, related: as });
       room -= 1;
     }
