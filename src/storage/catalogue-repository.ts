@@ -135,9 +135,10 @@ export class CatalogueRepository {
   ): Promise<CatalogueItem[]> {
     if (names.length === 0) return [];
     // Driven from the few names (unique index, then the dist-tag's primary key), whatever the planner
-    // knows of the tables' sizes: a search asks for ten rows of a catalogue of any size.
+    // knows of the tables' sizes: a search asks for ten rows of a catalogue of any size. The lateral
+    // lookup keeps it so: joined plainly, ten names made PostgreSQL hash every skill of the namespace.
     const result = await this.db.execute(sql`
-      select ${skills.name} as name, ${skillVersions.description} as description,
+      select found.name as name, ${skillVersions.description} as description,
         ${skillVersions.version} as version, ${skillVersions.digest} as digest,
         ${distTags.updatedAt} as updated_at, ${skillVersions.tokensDescription} as tokens_description,
         ${skillVersions.tokensBody} as tokens_body, ${skillVersions.frontmatter} as frontmatter,
@@ -146,8 +147,11 @@ export class CatalogueRepository {
         names.map((name) => sql`${name}`),
         sql`, `,
       )}${sql.raw(']::text[]')}) as wanted(name)
-      inner join ${skills} on ${skills.namespace} = ${namespace} and ${skills.name} = wanted.name
-      inner join ${distTags} on ${distTags.skillId} = ${skills.id} and ${distTags.tag} = ${tag}
+      cross join lateral (
+        select ${skills.id} as id, ${skills.name} as name from ${skills}
+        where ${skills.namespace} = ${namespace} and ${skills.name} = wanted.name limit 1
+      ) as found
+      inner join ${distTags} on ${distTags.skillId} = found.id and ${distTags.tag} = ${tag}
       inner join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId}`);
     const rows = (result as unknown as { rows: RawItemRow[] }).rows;
     const items = rows.map((row) =>
