@@ -56,16 +56,16 @@ function compile(): Compiled {
     for (const phrase of line.split('|')) {
       const text = phrase.trim().toLowerCase();
       if (text === '') continue;
+      const all = words(text);
       if (isCjkTerm(text)) {
         unspaced.set(text, [...(unspaced.get(text) ?? []), group]);
       } else {
-        const key = words(text).map(phraseStem).join(' ');
+        const key = all.map(phraseStem).join(' ');
         phrases.set(key, [...(phrases.get(key) ?? []), group]);
+        // A phrase with a stop word in it means something its other words alone do not ("go over"):
+        // it is recognised in requests but adds no terms.
+        if (all.some((word) => wordTerm(word) === undefined)) continue;
       }
-      // A phrase with a stop word in it means something its other words alone do not ("go over"):
-      // it is recognised in requests but adds no terms.
-      const all = words(text);
-      if (!isCjkTerm(text) && all.some((word) => wordTerm(word) === undefined)) continue;
       for (const found of analyzeWords(text)) if (!terms.has(found.term)) terms.set(found.term, found);
     }
     targets.push([...terms.values()]);
@@ -82,8 +82,8 @@ export function expand(query: string, asked: ReadonlySet<string>): Expansion[] {
   compiled ??= compile();
   const { phrases, unspaced, targets } = compiled;
   const found = new Map<number, string>();
-  const stems = words(query).map(phraseStem);
   const raw = words(query);
+  const stems = raw.map(phraseStem);
   for (let at = 0; at < stems.length; at++) {
     for (let length = 1; length <= MAX_PHRASE_WORDS && at + length <= stems.length; length++) {
       const groups = phrases.get(stems.slice(at, at + length).join(' '));
