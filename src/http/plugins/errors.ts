@@ -116,14 +116,12 @@ export async function answerError(
           'the request contains a character the registry cannot store or search for (such as NUL); remove it',
       };
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      await discardRestOfBody(request.raw);
-      reply.header('connection', 'close');
-      return {
-        status: 413,
-        title: 'Content Too Large',
-        detail: `the request body is larger than the limit of ${config.bodyLimit} bytes; raise SKILLREG_MAX_BUNDLE_BYTES or publish a smaller bundle`,
-        extensions: { limit: config.bodyLimit },
-      };
+      return tooLarge(
+        request,
+        reply,
+        `the request body is larger than the limit of ${config.bodyLimit} bytes; raise SKILLREG_MAX_BUNDLE_BYTES or publish a smaller bundle`,
+        { limit: config.bodyLimit },
+      );
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return {
         status: 415,
@@ -133,14 +131,9 @@ export async function answerError(
     case 'FST_REQ_FILE_TOO_LARGE':
     case 'FST_FILES_LIMIT':
     case 'FST_PARTS_LIMIT':
-      await discardRestOfBody(request.raw);
-      reply.header('connection', 'close');
-      return {
-        status: 413,
-        title: 'Content Too Large',
-        detail: `${error.message}; the limits are configurable`,
-        extensions: { limits: config.limits },
-      };
+      return tooLarge(request, reply, `${error.message}; the limits are configurable`, {
+        limits: config.limits,
+      });
   }
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) return { status, title: httpTitle(status), detail: error.message };
@@ -150,6 +143,18 @@ export async function answerError(
     title: 'Internal Server Error',
     detail: `an unexpected error occurred; quote request id ${request.id} when reporting it`,
   };
+}
+
+/** A 413 for a body over a limit: the rest of the body is read and dropped, and the connection closed. */
+async function tooLarge(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  detail: string,
+  extensions: Record<string, unknown>,
+): Promise<ErrorAnswer> {
+  await discardRestOfBody(request.raw);
+  reply.header('connection', 'close');
+  return { status: 413, title: 'Content Too Large', detail, extensions };
 }
 
 async function errorsPlugin(app: FastifyInstance) {
