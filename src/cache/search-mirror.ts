@@ -51,13 +51,16 @@ export class SearchMirror {
 
   /**
    * The index, at least as current as the catalogue state this process knows of for its namespace
-   * (a write into another namespace leaves it as it is).
+   * (a write into another namespace leaves it as it is). With `alwaysCheck` every call asks the
+   * database, unless `deferCheck`: the caller compares the snapshot's revision with one read in a
+   * statement it makes anyway, and asks again without it when they differ.
    */
-  async snapshot(): Promise<SearchSnapshot> {
+  async snapshot(options: { deferCheck?: boolean } = {}): Promise<SearchSnapshot> {
     await this.state.current();
     const target = this.state.namespaceRevision(this.namespace) ?? 0;
+    const check = this.options.alwaysCheck === true && options.deferCheck !== true;
     return this.catchUps.freshest(() =>
-      !this.options.alwaysCheck && this.held && this.held.revision >= target ? this.held : undefined,
+      !check && this.held && this.held.revision >= target ? this.held : undefined,
     );
   }
 

@@ -3,6 +3,7 @@ import { type AnalyzedWord, analyzeWords, isCjkTerm } from './analyze.js';
 import { FIELDS, type Field, type SearchDocument, type TermVisitor } from './document.js';
 import { expand } from './expansion.js';
 import { COUNT_BITS, COUNTS, MASK, MAX_SLOTS, Postings, SHIFT } from './postings.js';
+import { bestOf } from './top-k.js';
 
 /**
  * An in-memory BM25F index over skills: name, description, headings and body, each with its own weight
@@ -255,10 +256,14 @@ export class SearchIndex {
     // Skills that match more of the request's weight rank higher than ones that match one word often.
     if (totalIdf > 0) for (const slot of touched) scores[slot]! *= Math.sqrt(matches[slot]! / totalIdf);
     for (const [slot, { boost }] of learned ?? []) scores[slot]! += boost;
-    const ranked = touched
-      .filter((slot) => this.names[slot] !== undefined && (options.accept?.(this.names[slot]!) ?? true))
-      .sort((x, y) => scores[y]! - scores[x]! || compareNames(this.names[x]!, this.names[y]!))
-      .slice(0, options.limit);
+    const names = this.names;
+    const accept = options.accept;
+    const ranked = bestOf(
+      touched,
+      options.limit,
+      (x, y) => scores[x]! > scores[y]! || (scores[x] === scores[y] && names[x]! < names[y]!),
+      (slot) => names[slot] !== undefined && (accept?.(names[slot]!) ?? true),
+    );
     const hits = ranked.map((slot) => ({
       name: this.names[slot]!,
       score: scores[slot]!,
@@ -288,8 +293,11 @@ export class SearchIndex {
     let size = 0;
     for (const slot of touched) {
       const name = this.names[slot];
-      if (name === undefined || (accept && !accept(name))) continue;
+      if (name === undefined) continue;
       const bound = this.scores[slot]! * Math.sqrt(this.matches[slot]! / totalIdf);
+      // The filter is asked only of skills that would enter the k best.
+      if (size === k && !(bound > heap[0]!)) continue;
+      if (accept && !accept(name)) continue;
       if (size < k) {
         let at = size++;
         heap[at] = bound;
@@ -298,7 +306,7 @@ export class SearchIndex {
           [heap[parent], heap[at]] = [heap[at]!, heap[parent]!];
           at = parent;
         }
-      } else if (bound > heap[0]!) {
+      } else {
         heap[0] = bound;
         let at = 0;
         for (;;) {
@@ -534,8 +542,4 @@ function withoutUbiquitous(terms: QueryTerm[], slots: number): QueryTerm[] {
 
 function bucketOf(first: string, length: number): string {
   return `${first}${length}`;
-}
-
-function compareNames(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -117,12 +117,18 @@ export class SkillSearchService {
    * index is searched, each counting only the names it wins (the highest layer the tag has a version
    * of the name in), and the hits are merged by score.
    */
-  async search(scope: Scope, request: SearchRequest): Promise<{ hits: SearchHit[]; more: boolean }> {
+  async search(
+    scope: Scope,
+    request: SearchRequest,
+    options: { deferCheck?: boolean } = {},
+  ): Promise<{ hits: SearchHit[]; more: boolean; revision: number }> {
     const query = checkedQuery(request.query);
     const offset = request.offset ?? 0;
     const tag = request.tag ?? LATEST;
     const layers = layersOf(scope);
-    const snapshots = await Promise.all(layers.map((namespace) => this.mirror(namespace, tag).snapshot()));
+    const snapshots = await Promise.all(
+      layers.map((namespace) => this.mirror(namespace, tag).snapshot(options)),
+    );
     const forModel = request.forModel === true;
     const wins = (layer: number, name: string) => {
       for (let above = snapshots.length - 1; above > layer; above--) {
@@ -153,7 +159,28 @@ export class SkillSearchService {
     if (snapshots.length > 1)
       found.sort((a, b) => b.score - a.score || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const hits = found.slice(offset, offset + request.limit).map(({ score: _score, ...hit }) => hit);
-    return { hits, more: found.length > offset + request.limit };
+    const revision = Math.min(...snapshots.map((snapshot) => snapshot.revision));
+    return { hits, more: found.length > offset + request.limit, revision };
+  }
+
+  /**
+   * A search and the catalogue items of its hits. With the read cache off every search asks the
+   * database; here the question rides on the items' statement, which reads the catalogue revision
+   * too: only when a write came in after the index was caught up is the search made again, checked.
+   */
+  private async searchWithItems(
+    scope: Scope,
+    request: SearchRequest,
+  ): Promise<{ hits: SearchHit[]; more: boolean; items: Map<string, CatalogueItem> }> {
+    const tag = request.tag ?? LATEST;
+    const deferCheck = this.options.alwaysCheck === true;
+    let found = await this.search(scope, request, { deferCheck });
+    let read = await this.itemsOf(tag, found.hits);
+    if (deferCheck && (read.revision === undefined || read.revision > found.revision)) {
+      found = await this.search(scope, request);
+      read = await this.itemsOf(tag, found.hits);
+    }
+    return { hits: found.hits, more: found.more, items: read.items };
   }
 
   /**
@@ -172,8 +199,12 @@ export class SkillSearchService {
   ): Promise<ModelSearchResult[]> {
     const limit = Math.min(Math.max(request.limit ?? DEFAULT_TOOL_LIMIT, 1), MAX_TOOL_LIMIT);
     const tag = request.tag ?? LATEST;
-    const { hits } = await this.search(scope, { query: request.query, limit, tag, forModel: true });
-    const items = await this.itemsOf(tag, hits);
+    const { hits, items } = await this.searchWithItems(scope, {
+      query: request.query,
+      limit,
+      tag,
+      forModel: true,
+    });
     if (request.client !== undefined)
       this.feedback.noteSearch(
         request.client,
@@ -218,8 +249,12 @@ export class SkillSearchService {
   }> {
     const offset = decodeSearchCursor(query.cursor);
     const tag = query.tag ?? LATEST;
-    const { hits, more } = await this.search(scope, { query: query.q, limit: query.limit, offset, tag });
-    const items = await this.itemsOf(tag, hits);
+    const { hits, more, items } = await this.searchWithItems(scope, {
+      query: query.q,
+      limit: query.limit,
+      offset,
+      tag,
+    });
     const ranked = hits.flatMap((hit) => {
       const item = items.get(skillKey(hit.namespace, hit.name));
       if (!item) return [];
@@ -232,23 +267,30 @@ export class SkillSearchService {
     return { items: ranked, nextCursor: more ? encodeSearchCursor(offset + query.limit) : null };
   }
 
-  /** The catalogue items of hits, by skill key, read per namespace. */
-  private async itemsOf(tag: string, hits: readonly SearchHit[]): Promise<Map<string, CatalogueItem>> {
+  /**
+   * The catalogue items of hits, by skill key, read per namespace, and the lowest catalogue revision
+   * the statements read (undefined without hits: no statement).
+   */
+  private async itemsOf(
+    tag: string,
+    hits: readonly SearchHit[],
+  ): Promise<{ items: Map<string, CatalogueItem>; revision: number | undefined }> {
     const byNamespace = new Map<string, string[]>();
     for (const hit of hits) {
       const names = byNamespace.get(hit.namespace);
       if (names) names.push(hit.name);
       else byNamespace.set(hit.namespace, [hit.name]);
     }
-    const found = new Map<string, CatalogueItem>();
+    const items = new Map<string, CatalogueItem>();
+    let revision: number | undefined;
     await Promise.all(
       [...byNamespace].map(async ([namespace, names]) => {
-        for (const item of await this.catalogue.itemsOf(tag, names, namespace)) {
-          found.set(skillKey(namespace, item.name), item);
-        }
+        const read = await this.catalogue.itemsOf(tag, names, namespace);
+        for (const item of read.items) items.set(skillKey(namespace, item.name), item);
+        if (read.revision !== undefined) revision = Math.min(revision ?? read.revision, read.revision);
       }),
     );
-    return found;
+    return { items, revision };
   }
 
   /**

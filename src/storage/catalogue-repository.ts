@@ -3,6 +3,7 @@ import type { Db } from '../db/client.js';
 import { distTags, registryState, skills, skillVersions } from '../db/schema.js';
 import { BadRequestError } from '../errors.js';
 import { DEFAULT_NAMESPACE } from '../namespaces.js';
+import { preparedStatement } from './prepared.js';
 import { LATEST, releaseRows, type StateRevisions, type StoredPromptTokens } from './records.js';
 
 export interface CatalogueItem {
@@ -37,9 +38,17 @@ export interface AgentCatalogueQuery {
   descriptions?: boolean;
 }
 
-/** A row of itemsOf's statement, as the driver returns it. */
+/** The items of named skills, and the catalogue revision they were read at. */
+export interface CatalogueItems {
+  items: CatalogueItem[];
+  /** registry_state.revision in the statement's snapshot; undefined when no statement was needed. */
+  revision: number | undefined;
+}
+
+/** A row of itemsOf's statement, as the driver returns it (name null: none of the names was found). */
 interface RawItemRow {
-  name: string;
+  state_revision: string;
+  name: string | null;
   description: string;
   version: string;
   digest: string;
@@ -103,7 +112,34 @@ export interface VersionWithoutPromptTokens {
 
 /** Queries over the whole catalogue: pages, searches and the agent catalogue behind /prompt and /tools. */
 export class CatalogueRepository {
-  constructor(private readonly db: Db) {}
+  private readonly itemsStatement: (values: Record<string, unknown>) => Promise<RawItemRow[]>;
+
+  constructor(private readonly db: Db) {
+    // Driven from the few names (unique index, then the dist-tag's primary key), whatever the planner
+    // knows of the tables' sizes: a search asks for ten rows of a catalogue of any size. The lateral
+    // lookup keeps it so: joined plainly, ten names made PostgreSQL hash every skill of the namespace.
+    // The revision comes in the same snapshot, and in a row even when no name is found.
+    this.itemsStatement = preparedStatement<RawItemRow>(
+      db,
+      'catalogue_items_of',
+      sql`
+      with state as (select ${registryState.revision} as revision from ${registryState} where ${registryState.id} = 1)
+      select state.revision::text as state_revision, e.* from state left join lateral (
+        select found.name as name, ${skillVersions.description} as description,
+          ${skillVersions.version} as version, ${skillVersions.digest} as digest,
+          ${distTags.updatedAt} as updated_at, ${skillVersions.tokensDescription} as tokens_description,
+          ${skillVersions.tokensBody} as tokens_body, ${skillVersions.frontmatter} as frontmatter,
+          ${skillVersions.scanVerdict} as scan_verdict, ${tagsOfVersion()} as tags
+        from unnest(${sql.placeholder('names')}::text[]) as wanted(name)
+        cross join lateral (
+          select ${skills.id} as id, ${skills.name} as name from ${skills}
+          where ${skills.namespace} = ${sql.placeholder('namespace')}::text and ${skills.name} = wanted.name limit 1
+        ) as found
+        inner join ${distTags} on ${distTags.skillId} = found.id and ${distTags.tag} = ${sql.placeholder('tag')}::text
+        inner join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId}
+      ) e on true`,
+    );
+  }
 
   /** One page of the catalogue under a tag, by name (searches rank in src/services/skill-search.ts). */
   async catalogue(query: CatalogueQuery): Promise<{ items: CatalogueItem[]; nextCursor: string | null }> {
@@ -132,44 +168,30 @@ export class CatalogueRepository {
     tag: string,
     names: readonly string[],
     namespace: string = DEFAULT_NAMESPACE,
-  ): Promise<CatalogueItem[]> {
-    if (names.length === 0) return [];
-    // Driven from the few names (unique index, then the dist-tag's primary key), whatever the planner
-    // knows of the tables' sizes: a search asks for ten rows of a catalogue of any size. The lateral
-    // lookup keeps it so: joined plainly, ten names made PostgreSQL hash every skill of the namespace.
-    const result = await this.db.execute(sql`
-      select found.name as name, ${skillVersions.description} as description,
-        ${skillVersions.version} as version, ${skillVersions.digest} as digest,
-        ${distTags.updatedAt} as updated_at, ${skillVersions.tokensDescription} as tokens_description,
-        ${skillVersions.tokensBody} as tokens_body, ${skillVersions.frontmatter} as frontmatter,
-        ${skillVersions.scanVerdict} as scan_verdict, ${tagsOfVersion()} as tags
-      from unnest(${sql.raw('ARRAY[')}${sql.join(
-        names.map((name) => sql`${name}`),
-        sql`, `,
-      )}${sql.raw(']::text[]')}) as wanted(name)
-      cross join lateral (
-        select ${skills.id} as id, ${skills.name} as name from ${skills}
-        where ${skills.namespace} = ${namespace} and ${skills.name} = wanted.name limit 1
-      ) as found
-      inner join ${distTags} on ${distTags.skillId} = found.id and ${distTags.tag} = ${tag}
-      inner join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId}`);
-    const rows = (result as unknown as { rows: RawItemRow[] }).rows;
-    const items = rows.map((row) =>
-      catalogueItemOf({
-        name: row.name,
-        description: row.description,
-        version: row.version,
-        digest: row.digest,
-        updatedAt: row.updated_at,
-        tokensDescription: Number(row.tokens_description),
-        tokensBody: Number(row.tokens_body),
-        frontmatter: row.frontmatter,
-        tags: row.tags,
-        scanVerdict: row.scan_verdict,
-      }),
-    );
+  ): Promise<CatalogueItems> {
+    if (names.length === 0) return { items: [], revision: undefined };
+    const rows = await this.itemsStatement({ names: [...names], namespace, tag });
+    const items: CatalogueItem[] = [];
+    for (const row of rows) {
+      if (row.name === null) continue;
+      items.push(
+        catalogueItemOf({
+          name: row.name,
+          description: row.description,
+          version: row.version,
+          digest: row.digest,
+          updatedAt: row.updated_at,
+          tokensDescription: Number(row.tokens_description),
+          tokensBody: Number(row.tokens_body),
+          frontmatter: row.frontmatter,
+          tags: row.tags,
+          scanVerdict: row.scan_verdict,
+        }),
+      );
+    }
+    const revision = rows[0] === undefined ? undefined : Number(rows[0].state_revision);
     releaseRows(rows);
-    return items;
+    return { items, revision };
   }
 
   /**

@@ -2,6 +2,7 @@
  * The search service behind every face: the catalogue's q, other dist-tags, the prompt's q, paging,
  * the limits of a request and readiness while the index is built.
  */
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniqueName } from '../helpers/bundles.js';
 import { adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
@@ -91,5 +92,49 @@ describe('search service', () => {
     await warming;
     expect(ctx.app.registry.search.warming).toBe(false);
     expect((await ctx.app.inject('/readyz')).statusCode).toBe(200);
+  });
+});
+
+describe('search with the read cache off', () => {
+  let ctx: TestApp;
+
+  beforeAll(async () => {
+    ctx = await createTestApp({ SKILLREG_CACHE_MB: '0' });
+  });
+
+  afterAll(async () => {
+    await ctx?.close();
+  });
+
+  const publish = (name: string, version: string, description: string) =>
+    ctx.app.inject({
+      method: 'POST',
+      url: '/skills',
+      headers: { ...adminAuth, 'content-type': 'text/markdown' },
+      payload: `---\nname: ${name}\ndescription: ${description}\nmetadata:\n  version: "${version}"\n---\n# ${name}\n`,
+    });
+
+  it('answers from the database as it is, even after a write this process never heard of', async () => {
+    const word = `zorb${Date.now().toString(36)}`;
+    const steady = uniqueName('steady');
+    const moved = uniqueName('moved');
+    expect((await publish(steady, '1.0.0', `Handles ${word} requests.`)).statusCode).toBe(201);
+    expect((await publish(moved, '1.0.0', `Handles ${word} requests too.`)).statusCode).toBe(201);
+    expect((await publish(moved, '2.0.0', 'Handles something else entirely.')).statusCode).toBe(201);
+    const names = async () =>
+      (await ctx.app.inject(`/skills?q=${word}`)).json().items.map((item: { name: string }) => item.name);
+    expect(await names()).toEqual([steady]);
+
+    // Another writer moves `latest` back to 1.0.0 and sends no notification: only the database knows.
+    await ctx.database.db.execute(sql`
+      with bumped as (update registry_state set revision = revision + 1 where id = 1 returning revision),
+      skill as (update skills set changed_revision = (select revision from bumped) where name = ${moved} returning id)
+      update dist_tags set version_id = (
+        select v.id from skill_versions v where v.skill_id = (select id from skill) and v.version = '1.0.0')
+      where skill_id = (select id from skill) and tag = 'latest'`);
+
+    expect((await names()).sort()).toEqual([moved, steady].sort());
+    const page = (await ctx.app.inject(`/skills?q=${word}`)).json();
+    expect(page.items.find((item: { name: string }) => item.name === moved).version).toBe('1.0.0');
   });
 });
