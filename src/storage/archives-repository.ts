@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull } from 'drizzle-orm';
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { blobs, distTags, skills, skillVersions, versionArchives, versionFiles } from '../db/schema.js';
 import { DEFAULT_NAMESPACE } from '../namespaces.js';
@@ -119,22 +119,25 @@ export class ArchivesRepository {
 
   /** Current versions without a stored archive under `key` (what a backfill builds); cheap when none. */
   async missing(key: ArchiveKey): Promise<ArchiveToBuild[]> {
-    return this.db
-      .select({
-        versionId: skillVersions.id,
-        name: skillVersions.name,
-        description: skillVersions.description,
-        totalSize: skillVersions.totalSize,
-      })
-      .from(distTags)
-      .innerJoin(skillVersions, eq(skillVersions.id, distTags.versionId))
-      .leftJoin(
-        versionArchives,
-        and(eq(versionArchives.versionId, skillVersions.id), eq(versionArchives.format, key)),
-      )
-      .where(
-        and(eq(distTags.tag, LATEST), isNull(skillVersions.yankedAt), isNull(versionArchives.versionId)),
-      );
+    return (
+      this.db
+        .select({
+          versionId: skillVersions.id,
+          name: skillVersions.name,
+          description: skillVersions.description,
+          totalSize: skillVersions.totalSize,
+        })
+        .from(distTags)
+        .innerJoin(skillVersions, eq(skillVersions.id, distTags.versionId))
+        // A lookup per version by the primary key, not an anti-join: the planner's statistics lag a
+        // backfill, and when they still said no archive of `key` existed (one stopped part-way), the
+        // anti-join compared every version with every archive (a 100,000-skill catalogue: minutes).
+        .leftJoin(
+          sql`lateral (select 1 as found from ${versionArchives} where ${versionArchives.versionId} = ${skillVersions.id} and ${versionArchives.format} = ${key} limit 1) as archived`,
+          sql`true`,
+        )
+        .where(and(eq(distTags.tag, LATEST), isNull(skillVersions.yankedAt), sql`archived.found is null`))
+    );
   }
 
   /**
