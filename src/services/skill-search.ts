@@ -268,7 +268,7 @@ export class SkillSearchService {
   }
 
   /**
-   * The catalogue items of hits, by skill key, read per namespace, and the lowest catalogue revision
+   * The catalogue items of hits, by skill key, read per namespace, and the newest catalogue revision
    * the statements read (undefined without hits: no statement).
    */
   private async itemsOf(
@@ -287,7 +287,7 @@ export class SkillSearchService {
       [...byNamespace].map(async ([namespace, names]) => {
         const read = await this.catalogue.itemsOf(tag, names, namespace);
         for (const item of read.items) items.set(skillKey(namespace, item.name), item);
-        if (read.revision !== undefined) revision = Math.min(revision ?? read.revision, read.revision);
+        if (read.revision !== undefined) revision = Math.max(revision ?? read.revision, read.revision);
       }),
     );
     return { items, revision };
