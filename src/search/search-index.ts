@@ -288,40 +288,15 @@ export class SearchIndex {
     totalIdf: number,
     accept: SearchOptions['accept'],
   ): number {
-    // The k best in a min-heap: one pass, no sort of every skill found.
-    const heap = new Float64Array(k);
-    let size = 0;
-    for (const slot of touched) {
-      const name = this.names[slot];
-      if (name === undefined) continue;
-      const bound = this.scores[slot]! * Math.sqrt(this.matches[slot]! / totalIdf);
-      // The filter is asked only of skills that would enter the k best.
-      if (size === k && !(bound > heap[0]!)) continue;
-      if (accept && !accept(name)) continue;
-      if (size < k) {
-        let at = size++;
-        heap[at] = bound;
-        while (at > 0 && heap[(at - 1) >> 1]! > heap[at]!) {
-          const parent = (at - 1) >> 1;
-          [heap[parent], heap[at]] = [heap[at]!, heap[parent]!];
-          at = parent;
-        }
-      } else {
-        heap[0] = bound;
-        let at = 0;
-        for (;;) {
-          const left = at * 2 + 1;
-          const right = left + 1;
-          let least = at;
-          if (left < k && heap[left]! < heap[least]!) least = left;
-          if (right < k && heap[right]! < heap[least]!) least = right;
-          if (least === at) break;
-          [heap[least], heap[at]] = [heap[at]!, heap[least]!];
-          at = least;
-        }
-      }
-    }
-    return size < k ? Number.NEGATIVE_INFINITY : heap[0]!;
+    const { names, scores, matches } = this;
+    const bound = (slot: number) => scores[slot]! * Math.sqrt(matches[slot]! / totalIdf);
+    const best = bestOf(
+      touched,
+      k,
+      (x, y) => bound(x) > bound(y),
+      (slot) => names[slot] !== undefined && (accept?.(names[slot]!) ?? true),
+    );
+    return best.length < k ? Number.NEGATIVE_INFINITY : bound(best[k - 1]!);
   }
 
   /**
