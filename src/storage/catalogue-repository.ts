@@ -4,7 +4,13 @@ import { distTags, registryState, skills, skillVersions } from '../db/schema.js'
 import { BadRequestError } from '../errors.js';
 import { DEFAULT_NAMESPACE } from '../namespaces.js';
 import { preparedStatement } from './prepared.js';
-import { LATEST, releaseRows, type StateRevisions, type StoredPromptTokens } from './records.js';
+import {
+  LATEST,
+  releaseRows,
+  type StateRevisions,
+  type StoredPromptTokens,
+  withStateRevision,
+} from './records.js';
 
 export interface CatalogueItem {
   name: string;
@@ -122,9 +128,7 @@ export class CatalogueRepository {
     this.itemsStatement = preparedStatement<RawItemRow>(
       db,
       'catalogue_items_of',
-      sql`
-      with state as (select ${registryState.revision} as revision from ${registryState} where ${registryState.id} = 1)
-      select state.revision::text as state_revision, e.* from state left join lateral (
+      withStateRevision(sql`
         select found.name as name, ${skillVersions.description} as description,
           ${skillVersions.version} as version, ${skillVersions.digest} as digest,
           ${distTags.updatedAt} as updated_at, ${skillVersions.tokensDescription} as tokens_description,
@@ -137,7 +141,7 @@ export class CatalogueRepository {
         ) as found
         inner join ${distTags} on ${distTags.skillId} = found.id and ${distTags.tag} = ${sql.placeholder('tag')}::text
         inner join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId}
-      ) e on true`,
+      `),
     );
   }
 

@@ -1,4 +1,5 @@
-import { skillVersions } from '../db/schema.js';
+import { type SQL, sql } from 'drizzle-orm';
+import { registryState, skillVersions } from '../db/schema.js';
 
 /**
  * What the repositories hand back: stored rows in the shapes services work with. Nothing here
@@ -115,4 +116,15 @@ export interface StoredPromptTokens {
  */
 export function releaseRows(rows: unknown[]): void {
   rows.length = 0;
+}
+
+/**
+ * `rows` with the catalogue revision read in the same snapshot, as `state_revision` (text) on every
+ * row, and in one row of nulls when `rows` finds nothing: what a caller compares with the revision it
+ * holds.
+ */
+export function withStateRevision(rows: SQL): SQL {
+  return sql`
+    with state as (select ${registryState.revision} as revision from ${registryState} where ${registryState.id} = 1)
+    select state.revision::text as state_revision, e.* from state left join lateral (${rows}) e on true`;
 }

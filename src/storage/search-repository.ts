@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { distTags, registryState, searchFeedback, skills, skillVersions } from '../db/schema.js';
+import { distTags, searchFeedback, skills, skillVersions } from '../db/schema.js';
 import { DEFAULT_NAMESPACE } from '../namespaces.js';
-import { releaseRows } from './records.js';
+import { releaseRows, withStateRevision } from './records.js';
 
 /** One tagged version as the search index reads it. */
 export interface SearchRow {
@@ -146,10 +146,8 @@ export class SearchRepository {
     tail: ReturnType<typeof sql>,
   ): Promise<RawSearchRow[]> {
     const stale = sql`(${skillVersions.searchTerms} is null or ${skillVersions.searchTerms} not like ${`${analyzer}\n%`})`;
-    const result = await this.db.execute(sql`
-      with state as (select ${registryState.revision} as revision from ${registryState} where ${registryState.id} = 1)
-      select state.revision::text as state_revision, e.*
-      from state left join lateral (
+    const result = await this.db.execute(
+      withStateRevision(sql`
         select ${skillVersions.id} as version_id, ${skills.name} as name, ${skillVersions.version} as version,
           ${skillVersions.searchTerms} as search_terms,
           case when ${stale} then ${skillVersions.description} end as description,
@@ -160,7 +158,8 @@ export class SearchRepository {
         left join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId}
         where ${skills.namespace} = ${namespace} and (${where})
         ${tail}
-      ) e on true`);
+      `),
+    );
     return (result as unknown as { rows: RawSearchRow[] }).rows;
   }
 }
