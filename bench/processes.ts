@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 
@@ -23,3 +24,9 @@ export function cpuTicks(pid: number): number {
 
 /** Linux reports process times in USER_HZ ticks, 100 a second. */
 export const TICK_MICROS = 10_000;
+
+/** Compiles src/ into dist/ as `npm start` does first (its prestart), so the start script can run. */
+export function buildForStart(root: string): void {
+  const result = spawnSync('npm', ['run', 'prestart', '--silent'], { cwd: root, stdio: 'inherit' });
+  if (result.status !== 0) throw new Error(`npm run prestart failed (exit ${result.status})`);
+}

@@ -13,7 +13,8 @@
  *   --database-name NAME    (pg) the bench database created and dropped there (default skillreg_bench); give
  *                           concurrent benches on one server different names
  *   --runtime dist|tsx      dist (default): compile with tsconfig.build.json and run `node dist/server.js`
- *                           as the container image does; tsx: run the TypeScript as `npm start` does
+ *                           as the container image and `npm start` do; tsx: run the TypeScript through tsx
+ *                           as `skillreg serve` does
  *   --node-options FLAGS    extra node flags for the service, e.g. --max-old-space-size=192
  *   --out FILE              also write the results as JSON
  *   --keep                  keep the bench database (pg) or data folder (pglite)

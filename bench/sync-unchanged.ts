@@ -47,7 +47,7 @@ const quiet: Output = {
 async function sync(url: string): Promise<number> {
   const started = performance.now();
   const code = await runCli(
-    ['sync', work + '/repo', '--namespace', 'bench-sync', '--url', url, '--token', TOKEN],
+    ['sync', `${work}/repo`, '--namespace', 'bench-sync', '--url', url, '--token', TOKEN],
     quiet,
   );
   if (code !== 0) throw new Error(`sync exited ${code}`);

@@ -10,7 +10,7 @@
  *
  * Layers, lowest first: org, team, project, N skills each. The team holds the org's last fifth of names
  * (they override it) and as many of its own; the project likewise over the team. The service runs as
- * a child process the way `npm start` runs it (tsx, with the start script's node flags); autocannon
+ * a child process the way `npm start` runs it (compiled by its prestart, with its node flags); autocannon
  * drives it from here. Each scenario is measured on the view (`/views/fleet/...`) and on the flat
  * namespace path (`/namespaces/team/...`) for the same skills, alternating; the ratio is flat / view
  * CPU time per request (above 1: the view costs less). Then, with the read cache off, `/prompt?budget=`
@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 import autocannon, { type Request } from 'autocannon';
 import pg from 'pg';
 import { openDatabase } from '../src/db/client.js';
-import { cpuTicks, freePort, TICK_MICROS } from './processes.js';
+import { buildForStart, cpuTicks, freePort, TICK_MICROS } from './processes.js';
 import { seedSkills, syntheticSkill } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -83,8 +83,12 @@ interface Service {
   child: ChildProcess;
 }
 
-/** The service as `npm start` starts it (its node flags from package.json). */
+let built = false;
+
+/** The service as `npm start` starts it (compiled first, then its command from package.json). */
 async function startService(env: Record<string, string>): Promise<Service> {
+  if (!built) buildForStart(ROOT);
+  built = true;
   const port = await freePort();
   const start = (
     JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {

@@ -1,11 +1,11 @@
-import { countTokens as countO200k } from 'gpt-tokenizer';
+import { countO200k } from './o200k.js';
 
 /**
- * Token counts use OpenAI's o200k_base BPE (gpt-tokenizer, pure JS, no network). Claude's tokenizer
- * is not public; o200k is the closest widely used modern vocabulary, so budgets are estimates that
- * err by a few percent rather than the ~25% of a characters/4 rule (bench/tokenizers.ts measures it).
+ * Token counts use OpenAI's o200k_base BPE (gpt-tokenizer's vocabulary, held compactly by o200k.ts;
+ * pure JS, no network). Claude's tokenizer is not public; o200k is the closest widely used modern
+ * vocabulary, so budgets are estimates that err by a few percent rather than the ~25% of a
+ * characters/4 rule (bench/tokenizers.ts measures it).
  */
-const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
 /**
  * BPE merging is quadratic in the length of one unbroken run (64 KB of "a" takes seconds, 1 MiB never
@@ -21,8 +21,8 @@ const MAX_RUN = 2048;
 export function countTokens(text: string): number {
   let total = 0;
   for (const piece of pieces(text)) {
-    // Skill text may legitimately contain strings such as "<|endoftext|>"; count them as text.
-    total += countO200k(piece, PLAIN_TEXT);
+    // Skill text may legitimately contain strings such as "<|endoftext|>": countO200k counts them as text.
+    total += countO200k(piece);
   }
   return total;
 }

@@ -113,6 +113,10 @@ describe('Dockerfile', () => {
     expect(build).toBeDefined();
     const pkg = JSON.parse(read('package.json'));
     expect(pkg.scripts.build).toBe('tsc -p tsconfig.build.json');
+    // npm start runs what the image runs, compiled by its prestart: no transpiler in the process, so
+    // the memory budget (docs/DEPLOY.md) holds for both.
+    expect(pkg.scripts.start).toBe(dockerfile.cmd.join(' '));
+    expect(pkg.scripts.prestart).toMatch(/^tsc -p tsconfig\.build\.json /);
     // rootDir src -> outDir dist: dist/db/client.js sits where src/db/client.ts does, so its
     // ../../migrations is /app/migrations in the image.
     const tsconfig = JSON.parse(read('tsconfig.build.json'));

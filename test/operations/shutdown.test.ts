@@ -16,13 +16,16 @@ import {
   waitForLive,
 } from '../helpers/server-process.js';
 
-// The real process, started as `npm start` starts it (deploy.test.ts does the same with the image's
-// compiled command): SIGTERM must let an in-flight request finish (including its database write),
-// refuse new connections, and exit 0 within 10 seconds.
+// The real process, started as `npm start` starts it (its prestart compiles src/ into dist/, then
+// start runs the compiled server; deploy.test.ts does the same with the image's command): SIGTERM must
+// let an in-flight request finish (including its database write), refuse new connections, and exit 0
+// within 10 seconds.
 
-const [bin, ...args] = (
-  JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).scripts.start as string
-).split(' ');
+const scripts = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).scripts as Record<
+  string,
+  string
+>;
+const [bin, ...args] = scripts.start!.split(' ');
 const cmd = [bin === 'node' ? process.execPath : path.join(REPO_ROOT, 'node_modules/.bin', bin!), ...args];
 
 let testDatabase: TestDatabase;
@@ -30,7 +33,11 @@ let dataDir: Awaited<ReturnType<typeof tempDir>>;
 beforeAll(async () => {
   testDatabase = await createTestDatabase();
   dataDir = await tempDir('skillreg-shutdown-');
-});
+  // What `npm start` runs first.
+  const build = spawnCommand(['npm', 'run', 'prestart'], { ...process.env });
+  const { code } = await exitOf(build);
+  if (code !== 0) throw new Error(`npm run prestart failed:\n${build.output()}`);
+}, 180_000);
 afterAll(async () => {
   await testDatabase?.drop();
   await dataDir?.remove();
