@@ -205,9 +205,9 @@ async function stop(service: Service | undefined): Promise<void> {
 
 /** Clock ticks of user and system time a process has used (/proc/<pid>/stat fields 14 and 15). */
 
-function rssMiB(service: Service): number {
+function rssMiB(service: Service, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
   const status = readFileSync(`/proc/${service.child.pid}/status`, 'utf8');
-  const kib = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  const kib = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
   return kib / 1024;
 }
 
@@ -473,6 +473,8 @@ interface Results {
   }[];
   memory: {
     afterWarmupMiB: number;
+    /** The most RSS the process held since it started (VmHWM): the start-up reads included. */
+    peakMiB: number;
     soakSeconds: number;
     soakStartMiB: number;
     soakMaxMiB: number;
@@ -511,6 +513,7 @@ async function main(): Promise<void> {
     latency: [],
     memory: {
       afterWarmupMiB: 0,
+      peakMiB: 0,
       soakSeconds,
       soakStartMiB: 0,
       soakMaxMiB: 0,
@@ -675,6 +678,7 @@ async function main(): Promise<void> {
       onTick: () => samples.push(rssMiB(service!)),
     });
     samples.push(rssMiB(service));
+    results.memory.peakMiB = rssMiB(service, 'VmHWM');
     results.memory.samples = samples.map((value) => Math.round(value));
     results.memory.soakStartMiB = samples[0]!;
     results.memory.soakMaxMiB = Math.max(...samples);
@@ -917,7 +921,7 @@ function report(results: Results): string {
     '',
     '### Memory (target: RSS < 300 MB at 100,000 skills, no growth under a read soak)',
     '',
-    `RSS after seeding and warm-up: ${f0(mem.afterWarmupMiB)} MiB. Soak of ${mem.soakSeconds} s of mixed reads of random skills (content, files, pages, searches, metadata, prompt; ${f0(mem.soakRps)} req/s), RSS sampled every second: start ${f0(mem.soakStartMiB)} MiB, median of the first half ${f0(mem.firstHalfMedianMiB)} MiB, median of the second half ${f0(mem.secondHalfMedianMiB)} MiB, max ${f0(mem.soakMaxMiB)} MiB, end ${f0(mem.soakEndMiB)} MiB.`,
+    `RSS after seeding and warm-up: ${f0(mem.afterWarmupMiB)} MiB. Soak of ${mem.soakSeconds} s of mixed reads of random skills (content, files, pages, searches, metadata, prompt; ${f0(mem.soakRps)} req/s), RSS sampled every second: start ${f0(mem.soakStartMiB)} MiB, median of the first half ${f0(mem.firstHalfMedianMiB)} MiB, median of the second half ${f0(mem.secondHalfMedianMiB)} MiB, max ${f0(mem.soakMaxMiB)} MiB, end ${f0(mem.soakEndMiB)} MiB. Peak RSS since the start (VmHWM, the start-up reads included): ${f0(mem.peakMiB)} MiB.`,
     '',
   );
   return `${lines.join('\n')}\n`;

@@ -67,12 +67,11 @@ export async function startServer(env: Record<string, string | undefined> = proc
     'skill-registry ready',
   );
   // The agent catalogue copy behind /prompt and /tools is read once now (the longest read of a large
-  // catalogue), not by the first agent to ask; later reads catch up by revision.
-  void app.registry.agents.catalogues
-    .mirror(DEFAULT_NAMESPACE)
-    .snapshot()
+  // catalogue), not by the first agent to ask; later reads catch up by revision. After the search
+  // index, whose strings for the skills' names the copy then holds rather than its own.
+  void searchIndex
+    .then(() => app.registry.agents.catalogues.mirror(DEFAULT_NAMESPACE).snapshot())
     .catch((error: unknown) => app.log.warn({ err: error }, 'could not read the agent catalogue yet'))
-    .then(() => searchIndex)
     .then(() => backfillArchives(app))
     .then(() => backfillPromptTokens(app))
     .then(() => backfillAttestations(app));

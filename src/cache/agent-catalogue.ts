@@ -47,8 +47,9 @@ class MirroredSkill implements AgentSkill {
   constructor(
     entry: AgentCatalogueEntry,
     readonly version: string,
+    name: string,
   ) {
-    this.name = entry.name;
+    this.name = name;
     this.description = entry.description;
     this.disableModelInvocation = entry.disableModelInvocation;
     this.scanVerdict = entry.scanVerdict;
@@ -87,12 +88,19 @@ class MirroredSkill implements AgentSkill {
   }
 }
 
+/** Entries read per statement while the copy is first made. */
+const PAGE_SIZE = 5000;
+
 export interface AgentCatalogueOptions {
   /**
    * Ask the database on every read (at least a catch-up statement), as when the read cache is off;
    * otherwise a read costs no statement while the copy is at the revisions the catalogue state knows.
    */
   alwaysCheck?: boolean;
+  /** Another copy's string for a name (the search index's), held instead of the row's own. */
+  sharedName?: (name: string) => string | undefined;
+  /** Entries read per statement while the copy is first made (default 5,000). */
+  pageSize?: number;
 }
 
 export class AgentCatalogueMirror implements AgentCatalogueSource {
@@ -170,19 +178,40 @@ export class AgentCatalogueMirror implements AgentCatalogueSource {
 
   private async catchUp(): Promise<CatalogueSnapshot> {
     const base = this.heldSnapshot;
-    if (!base) {
-      const full = await this.skills.agentCatalogueSince(LATEST, undefined, this.namespace);
-      const entries = this.compact(full.entries);
-      full.entries.length = 0; // the rows can go while the copy is sorted
-      entries.sort(byName);
-      return this.keep({ revision: full.revision, loadsRevision: full.loadsRevision, entries });
-    }
+    if (!base) return this.keep(await this.build());
     const delta = await this.skills.agentCatalogueSince(LATEST, base, this.namespace);
     return this.keep(applyDelta(base, { ...delta, entries: this.compact(delta.entries) }));
   }
 
+  /**
+   * The whole copy, read page by page in name order: the rows of a page go as soon as its entries
+   * are made. The next snapshot() catches up from the first page's revisions, so whatever was written
+   * while later pages were read is read again then.
+   */
+  private async build(): Promise<CatalogueSnapshot> {
+    const entries: AgentSkill[] = [];
+    let revisions: StateRevisions | undefined;
+    let after: string | undefined;
+    for (;;) {
+      const size = this.options.pageSize ?? PAGE_SIZE;
+      const page = await this.skills.agentCataloguePage(LATEST, after, size, this.namespace);
+      revisions ??= { revision: page.revision, loadsRevision: page.loadsRevision };
+      for (const entry of this.compact(page.entries)) entries.push(entry);
+      if (page.entries.length < size) break;
+      after = page.entries.at(-1)!.name;
+    }
+    // Pages come in the database's name order ("C" collation); sorting what is already in order is one
+    // pass, and keeps the copy in the order its lookups assume whatever the column's collation.
+    entries.sort(byName);
+    return { ...revisions!, entries };
+  }
+
   private compact(entries: readonly AgentCatalogueEntry[]): AgentSkill[] {
-    return entries.map((entry) => new MirroredSkill(entry, this.versions.get(entry.version)));
+    const shared = this.options.sharedName;
+    return entries.map(
+      (entry) =>
+        new MirroredSkill(entry, this.versions.get(entry.version), shared?.(entry.name) ?? entry.name),
+    );
   }
 
   private keep(snapshot: CatalogueSnapshot): CatalogueSnapshot {

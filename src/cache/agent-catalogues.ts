@@ -17,6 +17,9 @@ export interface ScopedCatalogue {
 /** The search's ranking in a scope: names best first. */
 export type ScopedRanking = (scope: Scope, query: { q: string; tag?: string }) => Promise<string[]>;
 
+/** Another in-memory copy's string for a skill's name in a namespace, to hold one string, not two. */
+export type SharedName = (namespace: string, name: string) => string | undefined;
+
 /** A view's merged catalogue, valid while each layer's entries are the ones it was merged from. */
 interface MergedView {
   from: readonly (readonly AgentSkill[])[];
@@ -57,6 +60,7 @@ export class AgentCatalogues {
     private readonly state: CatalogueState,
     private readonly ranking: ScopedRanking,
     private readonly options: AgentCatalogueOptions = {},
+    private readonly sharedName?: SharedName,
   ) {}
 
   /** The copy of one namespace's catalogue. */
@@ -67,7 +71,10 @@ export class AgentCatalogues {
         this.repository,
         this.state,
         (query) => this.ranking({ kind: 'namespace', namespace }, query),
-        this.options,
+        {
+          ...this.options,
+          ...(this.sharedName && { sharedName: (name: string) => this.sharedName!(namespace, name) }),
+        },
         namespace,
       );
       this.mirrors.set(namespace, mirror);

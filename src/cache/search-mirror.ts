@@ -17,12 +17,13 @@ import { SerialCatchUp } from './serial-catch-up.js';
 /** Skills read per statement while the index is first built. */
 const PAGE_SIZE = 2000;
 
-/** An index and the skills it holds, at a catalogue revision. */
+/**
+ * An index and the skills it holds, at a catalogue revision. The index keeps the version the tag
+ * points at with each skill (SearchIndex.versionOf), so it holds exactly the skills the tag has.
+ */
 export interface SearchSnapshot {
   revision: number;
   index: SearchIndex;
-  /** The version the tag points at, by skill name (version strings shared). */
-  versions: ReadonlyMap<string, string>;
   /** Skills whose frontmatter sets `disable-model-invocation` (to any value: visibility decides). */
   flagged: ReadonlyMap<string, string>;
 }
@@ -64,6 +65,11 @@ export class SearchMirror {
     );
   }
 
+  /** The index's string for a skill's name, when it holds the skill (see SearchIndex.sharedName). */
+  sharedName(name: string): string | undefined {
+    return this.held?.index.sharedName(name);
+  }
+
   /** Builds the index now (at start), so the first search does not wait for it. */
   warm(): Promise<SearchSnapshot> {
     return this.snapshot();
@@ -81,22 +87,18 @@ export class SearchMirror {
     if (delta.rows.length === 0 && delta.removed.length === 0) {
       return this.keep({ ...base, revision: Math.max(base.revision, delta.revision) });
     }
-    // Changed in place: a search reads the index and the maps without yielding, and each skill is
-    // added to the maps before the index (and removed from the index first), so no hit lacks a version.
-    const versions = base.versions as Map<string, string>;
+    // Changed in place: a search reads the index and the map without yielding.
     const flagged = base.flagged as Map<string, string>;
     for (const name of delta.removed) {
       base.index.remove(name);
-      versions.delete(name);
       flagged.delete(name);
     }
-    await this.putAll(base.index, versions, flagged, delta.rows);
+    await this.putAll(base.index, flagged, delta.rows);
     return this.keep({ ...base, revision: Math.max(base.revision, delta.revision) });
   }
 
   private async build(): Promise<SearchSnapshot> {
     const index = new SearchIndex();
-    const versions = new Map<string, string>();
     const flagged = new Map<string, string>();
     let after: string | undefined;
     let revision: number | undefined;
@@ -104,29 +106,24 @@ export class SearchMirror {
       const page = await this.repository.page(this.tag, after, PAGE_SIZE, ANALYZER_VERSION, this.namespace);
       // Writes committed while the pages are read are caught up from the first page's revision.
       revision ??= page.revision;
-      await this.putAll(index, versions, flagged, page.rows);
+      await this.putAll(index, flagged, page.rows);
       if (page.rows.length < PAGE_SIZE) break;
       after = page.rows.at(-1)!.name;
       await yieldToEventLoop();
     }
     index.trim();
-    return { revision: revision ?? 0, index, versions, flagged };
+    return { revision: revision ?? 0, index, flagged };
   }
 
-  private async putAll(
-    index: SearchIndex,
-    versions: Map<string, string>,
-    flagged: Map<string, string>,
-    rows: SearchRow[],
-  ): Promise<void> {
+  private async putAll(index: SearchIndex, flagged: Map<string, string>, rows: SearchRow[]): Promise<void> {
     const made: { versionId: string; searchTerms: string }[] = [];
     for (const row of rows) {
       const stored = row.searchTerms;
-      versions.set(row.name, this.versionStrings.get(row.version));
+      const version = this.versionStrings.get(row.version);
       if (row.disableModelInvocation === null) flagged.delete(row.name);
       else flagged.set(row.name, row.disableModelInvocation);
       if (stored !== null && isCurrentTerms(stored)) {
-        index.putTerms(row.name, (visit) => visitStoredTerms(stored, visit));
+        index.putTerms(row.name, (visit) => visitStoredTerms(stored, visit), version);
         continue;
       }
       const { terms } = searchDocument({
@@ -135,7 +132,7 @@ export class SearchMirror {
         body: row.body ?? '',
       });
       made.push({ versionId: row.versionId, searchTerms: encodeTerms(terms) });
-      index.put({ name: row.name, terms });
+      index.put({ name: row.name, terms }, version);
     }
     // Best effort: the terms are made again at the next start if this fails.
     if (made.length > 0) await this.repository.storeTerms(made).catch(() => undefined);

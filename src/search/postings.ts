@@ -26,6 +26,19 @@ export class Postings {
   first = 0;
   length = 0;
 
+  /** One posting's word: what the index holds for a term until a second skill has it. */
+  static word(slot: number, packed: number): number {
+    return ((slot << COUNT_BITS) | packed) >>> 0;
+  }
+
+  /** The postings of a term held as its one posting word. */
+  static of(word: number): Postings {
+    const postings = new Postings();
+    postings.first = word;
+    postings.length = 1;
+    return postings;
+  }
+
   /**
    * Documents holding the term, counting replaced and removed ones until the next compaction (which
    * runs before they are a quarter of all), so a removal touches no postings.
@@ -40,7 +53,7 @@ export class Postings {
   }
 
   push(slot: number, packed: number): void {
-    const entry = ((slot << COUNT_BITS) | packed) >>> 0;
+    const entry = Postings.word(slot, packed);
     if (this.length === 0) {
       this.first = entry;
     } else {

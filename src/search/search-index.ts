@@ -82,9 +82,15 @@ const UBIQUITOUS_SHARE = 0.8;
 const LEARNED_WEIGHT = 0.25;
 
 export class SearchIndex {
-  private readonly dictionary = new Map<string, Postings>();
+  /**
+   * Postings by term. Most terms of a large catalogue occur in one skill: theirs is held as its one
+   * posting word, a number in the map, rather than an object (see postingsOf).
+   */
+  private readonly dictionary = new Map<string, Postings | number>();
   /** By slot: the skill's name, or undefined once replaced or removed. */
   private names: (string | undefined)[] = [];
+  /** By slot: the version of the skill its terms are of, when the owner gave one (version strings shared). */
+  private versions: (string | undefined)[] = [];
   /** By slot: field lengths in terms, FIELDS.length per slot. */
   private lengths = new Float32Array(64);
   private readonly slotOf = new Map<string, number>();
@@ -110,35 +116,52 @@ export class SearchIndex {
   /** Terms and postings held, for sizing. */
   stats(): { terms: number; postings: number; slots: number } {
     let postings = 0;
-    for (const list of this.dictionary.values()) postings += list.length;
+    for (const list of this.dictionary.values()) postings += typeof list === 'number' ? 1 : list.length;
     return { terms: this.dictionary.size, postings, slots: this.names.length };
   }
 
   /** Gives back the room postings keep for growth: after building from many skills at once. */
   trim(): void {
-    for (const postings of this.dictionary.values()) postings.trim();
+    for (const postings of this.dictionary.values()) if (typeof postings !== 'number') postings.trim();
   }
 
   has(name: string): boolean {
     return this.slotOf.has(name);
   }
 
-  /** Adds a skill, replacing what the index held under its name. */
-  put(document: SearchDocument): void {
-    this.putTerms(document.name, (visit) => {
-      FIELDS.forEach((field, f) => {
-        for (const [term, count] of document.terms[field]) visit(f, term, count);
-      });
-    });
+  /** The index's own string for `name`, so other copies of the catalogue can hold the same one. */
+  sharedName(name: string): string | undefined {
+    const slot = this.slotOf.get(name);
+    return slot === undefined ? undefined : this.names[slot];
+  }
+
+  /** The version a skill's terms were put with, if any. */
+  versionOf(name: string): string | undefined {
+    const slot = this.slotOf.get(name);
+    return slot === undefined ? undefined : this.versions[slot];
+  }
+
+  /** Adds a skill (of `version`, when given), replacing what the index held under its name. */
+  put(document: SearchDocument, version?: string): void {
+    this.putTerms(
+      document.name,
+      (visit) => {
+        FIELDS.forEach((field, f) => {
+          for (const [term, count] of document.terms[field]) visit(f, term, count);
+        });
+      },
+      version,
+    );
   }
 
   /** Adds a skill from its terms as `terms` visits them (a stored form, say), replacing its name's. */
-  putTerms(name: string, terms: (visit: TermVisitor) => void): void {
+  putTerms(name: string, terms: (visit: TermVisitor) => void, version?: string): void {
     this.remove(name);
     if (this.names.length >= MAX_SLOTS) this.compact();
     const slot = this.names.length;
     if (slot >= MAX_SLOTS) throw new Error(`the search index holds at most ${MAX_SLOTS} skills`);
     this.names.push(name);
+    this.versions.push(version);
     this.slotOf.set(name, slot);
     if (this.lengths.length < (slot + 1) * FIELDS.length) {
       const lengths = new Float32Array(this.lengths.length * 2);
@@ -154,13 +177,17 @@ export class SearchIndex {
     });
     for (let f = 0; f < FIELDS.length; f++) this.totals[f]! += this.lengths[base + f]!;
     for (const [term, bits] of packed) {
-      let postings = this.dictionary.get(term);
-      if (!postings) {
-        postings = new Postings();
-        this.dictionary.set(term, postings);
+      const held = this.dictionary.get(term);
+      if (held === undefined) {
+        this.dictionary.set(term, Postings.word(slot, bits));
         this.buckets = undefined;
+      } else if (typeof held === 'number') {
+        const postings = Postings.of(held);
+        postings.push(slot, bits);
+        this.dictionary.set(term, postings);
+      } else {
+        held.push(slot, bits);
       }
-      postings.push(slot, bits);
     }
   }
 
@@ -169,6 +196,7 @@ export class SearchIndex {
     if (slot === undefined) return;
     this.slotOf.delete(name);
     this.names[slot] = undefined;
+    this.versions[slot] = undefined;
     this.dead += 1;
     FIELDS.forEach((_, f) => {
       this.totals[f]! -= this.lengths[slot * FIELDS.length + f]!;
@@ -355,7 +383,7 @@ export class SearchIndex {
     for (const { term, word } of words) {
       const loadsBySkill = learned(term);
       if (!loadsBySkill) continue;
-      const df = this.dictionary.get(term)?.df ?? 0;
+      const df = this.postingsOf(term)?.df ?? 0;
       const idf = Math.log(1 + (slots - df + 0.5) / (df + 0.5));
       for (const [name, loads] of loadsBySkill) {
         const slot = this.slotOf.get(name);
@@ -374,7 +402,7 @@ export class SearchIndex {
     const found: QueryTerm[] = [];
     let corrections = 0;
     for (const { term, word } of words) {
-      const postings = this.dictionary.get(term);
+      const postings = this.postingsOf(term);
       if (postings && postings.df > 0) {
         found.push({ query: word, term, postings, boost: 1, corrected: false });
         continue;
@@ -386,7 +414,7 @@ export class SearchIndex {
         found.push({
           query: word,
           term: near,
-          postings: this.dictionary.get(near)!,
+          postings: this.postingsOf(near)!,
           boost: 0.8,
           corrected: true,
         });
@@ -400,7 +428,7 @@ export class SearchIndex {
     let room = MAX_EXPANSION_TERMS;
     for (const { term, word, as, boost } of expand(query, have)) {
       if (room === 0) break;
-      const postings = this.dictionary.get(term);
+      const postings = this.postingsOf(term);
       if (!postings || postings.df === 0) continue;
       // A related word most skills hold adds little at its lower weight, and its postings cost the most.
       // (Kept in small catalogues, as withoutUbiquitous keeps common words there.)
@@ -424,13 +452,13 @@ export class SearchIndex {
     let bestDf = 0;
     for (let length = term.length - allowed; length <= term.length + allowed; length++) {
       for (const candidate of buckets.get(bucketOf(term[0]!, length)) ?? []) {
-        const postings = this.dictionary.get(candidate)!;
         const d = distance(term, candidate);
         if (d > allowed) continue;
-        if (d < bestDistance || (d === bestDistance && postings.df > bestDf)) {
+        const df = this.postingsOf(candidate)!.df;
+        if (d < bestDistance || (d === bestDistance && df > bestDf)) {
           best = candidate;
           bestDistance = d;
-          bestDf = postings.df;
+          bestDf = df;
         }
       }
     }
@@ -453,20 +481,29 @@ export class SearchIndex {
     return buckets;
   }
 
+  /** A term's postings (an object made on the spot for a term held as its one posting word). */
+  private postingsOf(term: string): Postings | undefined {
+    const held = this.dictionary.get(term);
+    return typeof held === 'number' ? Postings.of(held) : held;
+  }
+
   /** Rebuilds postings without dead slots. */
   private compact(): void {
     const renumber = new Int32Array(this.names.length).fill(-1);
     const names: string[] = [];
+    const versions: (string | undefined)[] = [];
     const lengths = new Float32Array(Math.max(64, this.slotOf.size * FIELDS.length * 2));
     this.names.forEach((name, slot) => {
       if (name === undefined) return;
       renumber[slot] = names.length;
+      versions.push(this.versions[slot]);
       for (let f = 0; f < FIELDS.length; f++)
         lengths[names.length * FIELDS.length + f] = this.lengths[slot * FIELDS.length + f]!;
       this.slotOf.set(name, names.length);
       names.push(name);
     });
-    for (const [term, postings] of this.dictionary) {
+    for (const [term, held] of this.dictionary) {
+      const postings = typeof held === 'number' ? Postings.of(held) : held;
       const kept = new Postings();
       for (let at = 0; at < postings.length; at++) {
         const entry = postings.at(at);
@@ -475,9 +512,10 @@ export class SearchIndex {
       }
       kept.trim();
       if (kept.length === 0) this.dictionary.delete(term);
-      else this.dictionary.set(term, kept);
+      else this.dictionary.set(term, kept.length === 1 ? kept.first : kept);
     }
     this.names = names;
+    this.versions = versions;
     this.lengths = lengths;
     this.dead = 0;
     this.factorAverages = undefined;

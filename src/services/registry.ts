@@ -129,6 +129,7 @@ export async function openRegistry(options: {
     cache.state,
     (scope, query) => search.rankedNames(scope, query),
     { alwaysCheck: !cache.keeps },
+    (namespace, name) => search.sharedName(namespace, name),
   );
   // A namespace deleted here or on another replica: its in-memory copies go with it.
   cache.state.onChange((event) => {

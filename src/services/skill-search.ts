@@ -107,6 +107,14 @@ export class SkillSearchService {
     }
   }
 
+  /**
+   * The `latest` index's string for a skill's name in a namespace, when it holds one: the agent
+   * catalogue's copy keeps that string rather than a second one (a name each for 100,000 skills).
+   */
+  sharedName(namespace: string, name: string): string | undefined {
+    return this.latest.get(namespace)?.sharedName(name);
+  }
+
   /** True while warm() builds the index (GET /readyz answers 503 meanwhile). */
   get warming(): boolean {
     return this.warmingNow;
@@ -132,24 +140,23 @@ export class SkillSearchService {
     const forModel = request.forModel === true;
     const wins = (layer: number, name: string) => {
       for (let above = snapshots.length - 1; above > layer; above--) {
-        if (snapshots[above]!.versions.has(name)) return false;
+        if (snapshots[above]!.index.has(name)) return false;
       }
       return true;
     };
     const found: (SearchHit & { score: number })[] = [];
-    snapshots.forEach(({ index, versions, flagged }, layer) => {
+    snapshots.forEach(({ index, flagged }, layer) => {
       const namespace = layers[layer]!;
       for (const hit of index.search(query, {
         limit: offset + request.limit + 1,
         learned: this.learnedIn(namespace),
         accept: (name) =>
-          versions.has(name) &&
           (!forModel || isModelInvocable({ 'disable-model-invocation': flagged.get(name) ?? null })) &&
           wins(layer, name),
       })) {
         found.push({
           name: hit.name,
-          version: versions.get(hit.name)!,
+          version: index.versionOf(hit.name)!,
           namespace,
           score: hit.score,
           match: describeMatch(hit.score, hit.matched, hit.learned),

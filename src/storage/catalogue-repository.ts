@@ -242,7 +242,7 @@ export class CatalogueRepository {
    * tag no longer points at a version of it (every version yanked), listed in `removed`. One statement,
    * so the revisions it answers are exactly the ones its rows reflect.
    */
-  async agentCatalogueSince(
+  agentCatalogueSince(
     tag: string,
     since?: StateRevisions,
     namespace: string = DEFAULT_NAMESPACE,
@@ -250,6 +250,37 @@ export class CatalogueRepository {
     const changed = since
       ? sql`${skills.namespace} = ${namespace} and (${skills.changedRevision} > ${since.revision} or ${skills.loadedRevision} > ${since.loadsRevision})`
       : sql`${skills.namespace} = ${namespace}`;
+    return this.agentCatalogueRows(tag, changed, { removedToo: since !== undefined });
+  }
+
+  /**
+   * The entries under `tag` whose names follow `after` (code point order), at most `limit`, with the
+   * revisions read in the same statement: a copy of a large catalogue is first read page by page, so
+   * its rows are never all in memory at once (AgentCatalogueMirror catches up from the first page's
+   * revisions, which covers whatever was written while the pages were read).
+   */
+  async agentCataloguePage(
+    tag: string,
+    after: string | undefined,
+    limit: number,
+    namespace: string = DEFAULT_NAMESPACE,
+  ): Promise<StateRevisions & { entries: AgentCatalogueEntry[] }> {
+    const where =
+      after === undefined
+        ? sql`${skills.namespace} = ${namespace}`
+        : sql`${skills.namespace} = ${namespace} and ${skills.name} > ${after}`;
+    const { revision, loadsRevision, entries } = await this.agentCatalogueRows(tag, where, {
+      removedToo: false,
+      page: sql`order by ${skills.name} limit ${limit}`,
+    });
+    return { revision, loadsRevision, entries };
+  }
+
+  private async agentCatalogueRows(
+    tag: string,
+    where: SQL,
+    options: { removedToo: boolean; page?: SQL },
+  ): Promise<AgentCatalogueDelta> {
     const result = await this.db.execute(sql`
       with state as (
         select ${registryState.revision} as revision, ${registryState.loadsRevision} as loads_revision
@@ -265,10 +296,11 @@ export class CatalogueRepository {
         ${skills.loadCount} as load_count,
           ${promptTokenSelection()}
         from ${skills}
-        ${since ? sql`left` : sql`inner`} join ${distTags}
+        ${options.removedToo ? sql`left` : sql`inner`} join ${distTags}
           on ${distTags.skillId} = ${skills.id} and ${distTags.tag} = ${tag}
         left join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId}
-        where ${changed}
+        where ${where}
+        ${options.page ?? sql``}
       ) e on true`);
     const rows = (
       result as unknown as {

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { applyDelta, type CatalogueSnapshot } from '../../src/cache/agent-catalogue.js';
+import { AgentCatalogueMirror, applyDelta, type CatalogueSnapshot } from '../../src/cache/agent-catalogue.js';
 import { DEFAULT_NAMESPACE } from '../../src/namespaces.js';
 import { clearEntryTokenMemo, promptEntryTokens } from '../../src/render/prompt.js';
 import { countTokens } from '../../src/render/token-count.js';
@@ -93,6 +93,57 @@ describe('the in-memory agent catalogue behind /prompt and /tools', () => {
   });
   afterAll(async () => {
     await ctx?.close();
+  });
+
+  it("holds the search index's string for each name it lists, when the index has the skill", async () => {
+    const { app } = ctx;
+    const name = uniqueName('shared-name');
+    expect((await publish(app, bundle(name))).statusCode).toBe(201);
+    // The search index catches up first (as at a start, where the copy is read after it)...
+    const search = await app.inject(`/skills?q=${encodeURIComponent(name)}`);
+    expect(search.json().items.map((item: { name: string }) => item.name)).toContain(name);
+    const shared = vi.spyOn(app.registry.search, 'sharedName');
+    // ...then the agent catalogue's catch-up asks it for the name of every entry it makes.
+    expect(await includedVersion(app, name)).toBe('1.0.0');
+    expect(shared).toHaveBeenCalledWith(DEFAULT_NAMESPACE, name);
+    expect(shared.mock.results.find((_, at) => shared.mock.calls[at]![1] === name)?.value).toBe(name);
+    shared.mockRestore();
+  });
+
+  it('is first read page by page, and catches up on what was written while the pages were read', async () => {
+    const { app } = ctx;
+    const catalogue = app.registry.repositories.catalogue;
+    for (let i = 0; i < 5; i++) {
+      expect((await publish(app, bundle(uniqueName(`paged-${i}`)))).statusCode).toBe(201);
+    }
+    const late = uniqueName('paged-late');
+    const original = catalogue.agentCataloguePage.bind(catalogue);
+    const read = vi.spyOn(catalogue, 'agentCataloguePage').mockImplementation(async (...args) => {
+      const page = await original(...args);
+      // A publish lands after the first page is read.
+      if (read.mock.calls.length === 1) expect((await publish(app, bundle(late))).statusCode).toBe(201);
+      return page;
+    });
+    const mirror = new AgentCatalogueMirror(catalogue, app.registry.cache.state, async () => [], {
+      pageSize: 2,
+    });
+    try {
+      const first = await mirror.snapshot();
+      expect(read.mock.calls.length).toBeGreaterThan(3);
+      const whole = (await catalogue.agentCatalogueSince('latest')).entries.map((skill) => skill.name);
+      const names = first.entries.map((skill) => skill.name);
+      // In pages of two, every skill there was when the first page was read, in name order...
+      expect(names).toEqual([...names].sort());
+      expect(names.filter((name) => name !== late)).toEqual(whole.filter((name) => name !== late).sort());
+      // ...and from the first page's revision on, the next snapshot catches up with the late one.
+      expect(first.revision).toBeLessThan(await app.registry.cache.state.current().then((s) => s.revision));
+      const next = await mirror.snapshot();
+      expect(next.entries.map((skill) => skill.name)).toEqual([...whole].sort());
+      expect(next.entries.map((skill) => skill.name)).toContain(late);
+    } finally {
+      read.mockRestore();
+      mirror.close();
+    }
   });
 
   it('follows every kind of write on the next request, reading only what changed', async () => {

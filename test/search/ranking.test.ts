@@ -211,6 +211,51 @@ describe('updates', () => {
   });
 });
 
+describe('terms one skill holds, and versions', () => {
+  it('find a word only one skill has, after a second skill gains it, and after the first goes', () => {
+    const index = indexOf(CATALOGUE);
+    index.put(
+      searchDocument({ name: 'kiln-log', description: 'Record each zygomorphic kiln firing.', body: '' }),
+    );
+    expect(ranked(index, 'zygomorphic')).toEqual(['kiln-log']);
+    index.put(searchDocument({ name: 'glaze-notes', description: 'Zygomorphic glaze patterns.', body: '' }));
+    expect(ranked(index, 'zygomorphic').sort()).toEqual(['glaze-notes', 'kiln-log']);
+    index.remove('kiln-log');
+    expect(ranked(index, 'zygomorphic')).toEqual(['glaze-notes']);
+    // Compaction renumbers every slot: the word's one remaining posting must follow its skill.
+    for (let round = 0; round < 200; round++) {
+      index.put(searchDocument({ name: `churn-${round % 7}`, description: `Churn ${round}.`, body: '' }));
+    }
+    expect(index.stats().slots).toBeLessThan(200);
+    expect(ranked(index, 'zygomorphic')).toEqual(['glaze-notes']);
+    expect(index.search('zygomorphic', { limit: 1 })[0]!.matched[0]!.fields).toEqual(['description']);
+  });
+
+  it('keep the version each skill was put with, through replacement, removal and compaction', () => {
+    const index = new SearchIndex();
+    index.put(searchDocument({ name: 'pdf-forms', description: 'Fill PDF forms.', body: '' }), '1.0.0');
+    index.put(searchDocument({ name: 'csv-tools', description: 'Clean CSV files.', body: '' }), '2.1.0');
+    index.put(
+      searchDocument({ name: 'pdf-forms', description: 'Fill and sign PDF forms.', body: '' }),
+      '1.1.0',
+    );
+    expect(index.versionOf('pdf-forms')).toBe('1.1.0');
+    expect(index.versionOf('csv-tools')).toBe('2.1.0');
+    index.remove('csv-tools');
+    expect(index.versionOf('csv-tools')).toBeUndefined();
+    for (let round = 0; round < 200; round++) {
+      index.put(
+        searchDocument({ name: `churn-${round % 7}`, description: `Churn ${round}.`, body: '' }),
+        `0.0.${round}`,
+      );
+    }
+    expect(index.stats().slots).toBeLessThan(200);
+    expect(index.versionOf('pdf-forms')).toBe('1.1.0');
+    // Round 199 is the last with 199 % 7 === 3.
+    expect(index.versionOf('churn-3')).toBe('0.0.199');
+  });
+});
+
 describe('stored terms', () => {
   it('builds the same index from the stored form as from the document', () => {
     const fromDocuments = indexOf(CATALOGUE);
