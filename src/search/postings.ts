@@ -31,8 +31,10 @@ export class Postings {
     return ((slot << COUNT_BITS) | packed) >>> 0;
   }
 
-  /** The postings of a term held as its one posting word. */
-  static of(word: number): Postings {
+  /** What the index holds for a term as postings: itself, or a term's one posting word made into them. */
+  static of(held: Postings | number): Postings {
+    if (typeof held !== 'number') return held;
+    const word = held;
     const postings = new Postings();
     postings.first = word;
     postings.length = 1;

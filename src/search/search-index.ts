@@ -181,12 +181,10 @@ export class SearchIndex {
       if (held === undefined) {
         this.dictionary.set(term, Postings.word(slot, bits));
         this.buckets = undefined;
-      } else if (typeof held === 'number') {
+      } else {
         const postings = Postings.of(held);
         postings.push(slot, bits);
-        this.dictionary.set(term, postings);
-      } else {
-        held.push(slot, bits);
+        if (postings !== held) this.dictionary.set(term, postings);
       }
     }
   }
@@ -484,7 +482,7 @@ export class SearchIndex {
   /** A term's postings (an object made on the spot for a term held as its one posting word). */
   private postingsOf(term: string): Postings | undefined {
     const held = this.dictionary.get(term);
-    return typeof held === 'number' ? Postings.of(held) : held;
+    return held === undefined ? undefined : Postings.of(held);
   }
 
   /** Rebuilds postings without dead slots. */
@@ -503,7 +501,7 @@ export class SearchIndex {
       names.push(name);
     });
     for (const [term, held] of this.dictionary) {
-      const postings = typeof held === 'number' ? Postings.of(held) : held;
+      const postings = Postings.of(held);
       const kept = new Postings();
       for (let at = 0; at < postings.length; at++) {
         const entry = postings.at(at);

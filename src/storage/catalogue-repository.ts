@@ -1,6 +1,6 @@
 import { and, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { distTags, registryState, skills, skillVersions } from '../db/schema.js';
+import { distTags, skills, skillVersions } from '../db/schema.js';
 import { BadRequestError } from '../errors.js';
 import { DEFAULT_NAMESPACE } from '../namespaces.js';
 import { preparedStatement } from './prepared.js';
@@ -281,13 +281,8 @@ export class CatalogueRepository {
     where: SQL,
     options: { removedToo: boolean; page?: SQL },
   ): Promise<AgentCatalogueDelta> {
-    const result = await this.db.execute(sql`
-      with state as (
-        select ${registryState.revision} as revision, ${registryState.loadsRevision} as loads_revision
-        from ${registryState} where ${registryState.id} = 1
-      )
-      select state.revision::text as state_revision, state.loads_revision::text as state_loads_revision, e.*
-      from state left join lateral (
+    const result = await this.db.execute(
+      withStateRevision(sql`
         select ${skills.name} as name, ${skillVersions.description} as description,
           ${skillVersions.version} as version, ${skillVersions.digest} as digest,
           ${skillVersions.frontmatter} ->> 'disable-model-invocation' as flag,
@@ -301,7 +296,8 @@ export class CatalogueRepository {
         left join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId}
         where ${where}
         ${options.page ?? sql``}
-      ) e on true`);
+      `),
+    );
     const rows = (
       result as unknown as {
         rows: (Partial<AgentCatalogueRow> & { state_revision: string; state_loads_revision: string })[];

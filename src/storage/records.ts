@@ -119,12 +119,16 @@ export function releaseRows(rows: unknown[]): void {
 }
 
 /**
- * `rows` with the catalogue revision read in the same snapshot, as `state_revision` (text) on every
- * row, and in one row of nulls when `rows` finds nothing: what a caller compares with the revision it
- * holds.
+ * `rows` with the catalogue revision and the loads revision read in the same snapshot, as
+ * `state_revision` and `state_loads_revision` (text) on every row, and in one row of nulls when `rows`
+ * finds nothing: what a caller compares with the revisions it holds.
  */
 export function withStateRevision(rows: SQL): SQL {
   return sql`
-    with state as (select ${registryState.revision} as revision from ${registryState} where ${registryState.id} = 1)
-    select state.revision::text as state_revision, e.* from state left join lateral (${rows}) e on true`;
+    with state as (
+      select ${registryState.revision} as revision, ${registryState.loadsRevision} as loads_revision
+      from ${registryState} where ${registryState.id} = 1
+    )
+    select state.revision::text as state_revision, state.loads_revision::text as state_loads_revision, e.*
+    from state left join lateral (${rows}) e on true`;
 }
