@@ -5,7 +5,8 @@
 # twice the time and with 40-60 MiB more memory per replica. dist/ keeps the source layout, so
 # src/db/client.ts's ../../migrations is /app/migrations in the image as in the repo.
 
-ARG NODE_VERSION=20
+# An upstream LTS line (Node 20 reached its end of life in April 2026); CI runs the suite on it too.
+ARG NODE_VERSION=24
 
 # 1. Compile. TypeScript is a devDependency; no install script is needed to run tsc.
 FROM node:${NODE_VERSION}-alpine AS build
@@ -24,6 +25,9 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean -
 
 # 3. The runtime image: compiled code, production node_modules, migrations and seed skills.
 FROM node:${NODE_VERSION}-alpine AS runtime
+# tini is PID 1: it passes SIGTERM and SIGINT to the service and reaps any process left without a
+# parent, which Node as PID 1 would leave as zombies.
+RUN apk add --no-cache tini
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
@@ -32,6 +36,9 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
+# `skillreg` on the PATH (docker exec ... skillreg token create ...): bin/skillreg.js runs dist/.
+COPY bin ./bin
+RUN ln -s /app/bin/skillreg.js /usr/local/bin/skillreg
 COPY migrations ./migrations
 COPY skills-seed ./skills-seed
 # The web console's sources (and the one module of the server's they import), bundled in memory by
@@ -45,5 +52,6 @@ USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/livez').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(1))"]
+ENTRYPOINT ["/sbin/tini", "--"]
 # A young generation of 3 x 4 MiB (V8 grows it to 3 x 16 MiB under load): see docs/DEPLOY.md, memory.
 CMD ["node", "--max-semi-space-size=4", "--enable-source-maps", "dist/server.js"]

@@ -46,8 +46,8 @@ const SCENARIOS: { label: string; url: string }[] = [
   { label: 'prompt xml budget=4000', url: '/prompt?budget=4000' },
   { label: 'prompt markdown budget=4000', url: '/prompt?format=markdown&budget=4000' },
   { label: 'prompt json budget=4000', url: '/prompt?format=json&budget=4000' },
-  { label: 'prompt xml, no budget', url: '/prompt' },
-  { label: 'prompt json, no budget', url: '/prompt?format=json' },
+  { label: 'prompt xml, budget=0 (no limit)', url: '/prompt?budget=0' },
+  { label: 'prompt json, budget=0 (no limit)', url: '/prompt?format=json&budget=0' },
   { label: 'tools anthropic', url: '/tools' },
 ];
 
@@ -114,8 +114,8 @@ async function measure(base: string, url: string): Promise<string> {
   if (res.status !== 200) throw new Error(`${url}: ${res.status} ${body.toString().slice(0, 300)}`);
   let what = '';
   if (url.includes('format=json')) {
-    const json = JSON.parse(body.toString()) as { tokens: number; included: unknown[]; omitted: unknown[] };
-    what = `${json.tokens} tokens, ${json.included.length} included, ${json.omitted.length} omitted`;
+    const json = JSON.parse(body.toString()) as { tokens: number; included: unknown[]; omittedCount: number };
+    what = `${json.tokens} tokens, ${json.included.length} included, ${json.omittedCount} omitted`;
   } else if (url.startsWith('/prompt')) {
     what = `${res.headers['x-prompt-tokens']} tokens`;
   } else {

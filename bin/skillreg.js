@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-// The `skillreg` command. The package runs its TypeScript through tsx, so no build step is needed.
-import { register } from 'tsx/esm/api';
+// The `skillreg` command. In a clone it runs the TypeScript through tsx, so no build step is needed;
+// the container image carries only the compiled dist/, and runs that.
+import { existsSync } from 'node:fs';
 
-register();
-const { runCli, isServing } = await import('../src/cli/main.ts');
-const { consoleOutput } = await import('../src/cli/output.ts');
+const fromSource = existsSync(new URL('../src/cli/main.ts', import.meta.url));
+if (fromSource) (await import('tsx/esm/api')).register();
+const { runCli, isServing } = await import(fromSource ? '../src/cli/main.ts' : '../dist/cli/main.js');
+const { consoleOutput } = await import(fromSource ? '../src/cli/output.ts' : '../dist/cli/output.js');
 const code = await runCli(process.argv.slice(2), consoleOutput());
 // `serve` keeps running (it stops on SIGTERM/SIGINT). Every other command ends here with its exit code,
 // without waiting for idle keep-alive sockets or database pools, once stdout and stderr are flushed.

@@ -23,14 +23,17 @@ import metricsPlugin from './http/plugins/metrics.js';
 import rateLimitPlugin from './http/plugins/rate-limit.js';
 import registryContext from './http/plugins/registry-context.js';
 import responseCachePlugin from './http/plugins/response-cache.js';
+import securityLogPlugin from './http/plugins/security-log.js';
 import { sendProblem } from './http/problem.js';
 import { lazyChildLogger } from './http/request-logger.js';
 import agentRoutes from './http/routes/agent.js';
 import anthropicRoutes from './http/routes/anthropic.js';
 import auditRoutes from './http/routes/audit.js';
+import cliRoutes from './http/routes/cli.js';
 import consoleRoutes from './http/routes/console.js';
 import docsRoutes from './http/routes/docs.js';
 import healthRoutes from './http/routes/health.js';
+import homeRoutes from './http/routes/home.js';
 import mcpRoutes from './http/routes/mcp.js';
 import metricsRoutes from './http/routes/metrics.js';
 import namespacesRoutes from './http/routes/namespaces.js';
@@ -146,6 +149,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await fastify.register(metricsPlugin, routes);
     await fastify.register(responseCachePlugin, { state: registry.cache.state });
     await fastify.register(errorsPlugin);
+    await fastify.register(securityLogPlugin);
     await fastify.register(authPlugin, { tokens: registry.repositories.tokens });
     // After auth (limits are keyed by the authenticated token) and before swagger and the routes.
     await fastify.register(rateLimitPlugin);
@@ -193,6 +197,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
             description: "Anthropic's Skills API (client.beta.skills), baseURL <registry>/anthropic",
           },
           { name: 'operations', description: 'Health and documentation' },
+          { name: 'cli', description: 'The skillreg CLI, served by the registry itself' },
         ],
       },
       transform: jsonSchemaTransform,
@@ -203,6 +208,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await fastify.register(metricsRoutes);
     await fastify.register(docsRoutes);
     await fastify.register(consoleRoutes);
+    await fastify.register(homeRoutes);
+    await fastify.register(cliRoutes);
     // The read and agent-facing surface, mounted once per scope: the root (`default`), every namespace
     // and every view (src/http/scope.ts); writes at the root and under a namespace.
     for (const mount of ['root', 'namespace', 'view'] as const) {

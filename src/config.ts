@@ -32,6 +32,9 @@ export interface RateLimits {
   windowSeconds: number;
 }
 
+/** Tokens of a GET /prompt without budget=: what a system prompt can spare for the skill list. */
+export const DEFAULT_PROMPT_BUDGET = 4000;
+
 export const DEFAULT_RATE_LIMITS: RateLimits = {
   writes: 600,
   reads: 0,
@@ -139,6 +142,18 @@ const envSchema = z.object({
   ),
   /** Memory for the in-process read cache, in MiB; 0 keeps nothing (every read goes to the database). */
   SKILLREG_CACHE_MB: unsetIfEmpty(z.coerce.number().int().min(0).max(65_536).default(64)),
+  /**
+   * Tokens GET /prompt may take when the request names no budget; 0 lists every skill however many.
+   * A catalogue past it turns the fragment search-first, so the first prompt an agent is given fits.
+   */
+  SKILLREG_PROMPT_BUDGET: unsetIfEmpty(
+    z.coerce
+      .number({ message: 'must be a whole number of tokens, such as 4000 (0 lists every skill)' })
+      .int({ message: 'must be a whole number of tokens, such as 4000 (0 lists every skill)' })
+      .min(0, { message: 'must be 0 (every skill, however many) or a number of tokens such as 4000' })
+      .max(10_000_000, { message: 'must be at most 10000000 tokens (0 lists every skill)' })
+      .default(DEFAULT_PROMPT_BUDGET),
+  ),
   /** Days of per-day usage kept (loads, file reads, downloads); older days are deleted. */
   SKILLREG_USAGE_DAYS: unsetIfEmpty(z.coerce.number().int().min(1).max(3_650).default(90)),
   LOG_LEVEL: unsetIfEmpty(
@@ -180,6 +195,8 @@ export interface Config {
   cacheBytes: number;
   /** Days of per-day usage kept (SKILLREG_USAGE_DAYS). */
   usageDays: number;
+  /** The budget of a GET /prompt that names none (SKILLREG_PROMPT_BUDGET); 0 means unlimited. */
+  promptBudget: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -245,6 +262,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     cacheBytes: values.SKILLREG_CACHE_MB * 1024 * 1024,
     usageDays: values.SKILLREG_USAGE_DAYS,
+    promptBudget: values.SKILLREG_PROMPT_BUDGET,
     logLevel: values.LOG_LEVEL,
   };
 }

@@ -1,9 +1,12 @@
 import v8 from 'node:v8';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { type Config, ConfigError, loadConfig } from './config.js';
+import { type DataDirLock, DataDirLockedError, describeHolder, lockDataDir } from './db/data-dir-lock.js';
 import { isEntryPoint } from './entry-point.js';
 import { DEFAULT_NAMESPACE } from './namespaces.js';
+import { checkPortFree, describeListenError, ListenError } from './process/port-check.js';
+import { handleStops, startedByNpm } from './process/stop.js';
 
 /**
  * V8 grows the heap by a factor of up to 4 between full collections when it judges collection costly,
@@ -21,6 +24,15 @@ function tuneHeap(env: Record<string, string | undefined>): void {
   }
 }
 
+/** How long a stop may drain in-flight requests before the process exits anyway. */
+export const DRAIN_MS = 10_000;
+
+/** Prints one line and exits non-zero: start-up problems a person fixes by changing a setting. */
+function refuseToStart(line: string): never {
+  process.stderr.write(`skill-registry: ${line}\n`);
+  process.exit(1);
+}
+
 /** Starts the service: `npm start`, `skillreg serve` and the container all come here. */
 export async function startServer(env: Record<string, string | undefined> = process.env): Promise<void> {
   tuneHeap(env);
@@ -34,38 +46,60 @@ export async function startServer(env: Record<string, string | undefined> = proc
     }
     throw error;
   }
-  const app = await buildApp({ config });
-  let closing = false;
-  const shutdown = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    app.log.info({ signal }, 'shutting down: draining in-flight requests');
-    // Give up after 10 s so an orchestrator's kill timeout is never reached with the process hung.
-    const timer = setTimeout(() => {
-      app.log.error('shutdown timed out; exiting');
-      process.exit(1);
-    }, 10_000);
-    timer.unref();
-    // A keep-alive connection turns idle once its in-flight request is answered; close such connections
-    // as they appear, or the server would wait out the keep-alive timeout (72 s) before it can stop.
-    setInterval(() => app.server.closeIdleConnections(), 100).unref();
+  // Before anything is migrated, seeded or served: the embedded database's folder (one process at a
+  // time), then the port, so a second `npm start` names the process it would have collided with.
+  let dataDirLock: DataDirLock | undefined;
+  if (!config.databaseUrl) {
     try {
-      await app.close();
-      process.exit(0);
+      dataDirLock = await lockDataDir(config.dataDir, {
+        onWait: (holder, staleInMs) =>
+          process.stderr.write(
+            `skill-registry: ${config.dataDir} is locked by ${describeHolder(holder)}; waiting up to ${Math.ceil(staleInMs / 1000)} s to see whether it is still running\n`,
+          ),
+      });
     } catch (error) {
-      app.log.error({ err: error }, 'error during shutdown');
-      process.exit(1);
+      if (error instanceof DataDirLockedError) refuseToStart(error.message);
+      throw error;
     }
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  }
+  try {
+    await checkPortFree(config.host, config.port);
+  } catch (error) {
+    await dataDirLock?.release();
+    if (error instanceof ListenError) refuseToStart(error.message);
+    throw error;
+  }
+  const app = await buildApp({ config });
+  handleStops({
+    drainMs: DRAIN_MS,
+    log: app.log,
+    watchParent: startedByNpm(env),
+    async stop() {
+      // A keep-alive connection turns idle once its in-flight request is answered; close such
+      // connections as they appear, or the server would wait out the keep-alive timeout first.
+      setInterval(() => app.server.closeIdleConnections(), 100).unref();
+      try {
+        await app.close();
+      } catch (error) {
+        app.log.error({ err: error }, 'error during shutdown');
+        throw error;
+      } finally {
+        await dataDirLock?.release();
+      }
+    },
+  });
   // The search index is read before GET /readyz answers 200 (it answers 503 until then).
   const searchIndex = warmSearchIndex(app);
-  await app.listen({ port: config.port, host: config.host });
-  app.log.info(
-    { database: config.databaseUrl ? 'postgres' : `pglite:${config.dataDir}`, docs: '/docs' },
-    'skill-registry ready',
-  );
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    const line = describeListenError(error, config.host, config.port);
+    if (!line) throw error;
+    await app.close().catch(() => {});
+    await dataDirLock?.release();
+    refuseToStart(line);
+  }
+  await announce(app, config);
   // The agent catalogue copy behind /prompt and /tools is read once now (the longest read of a large
   // catalogue), not by the first agent to ask; later reads catch up by revision. After the search
   // index, whose strings for the skills' names the copy then holds rather than its own.
@@ -75,6 +109,48 @@ export async function startServer(env: Record<string, string | undefined> = proc
     .then(() => backfillArchives(app))
     .then(() => backfillPromptTokens(app))
     .then(() => backfillAttestations(app));
+}
+
+/** The address a person opens: the public URL when set, else where the service listens. */
+export function baseUrlOf(config: Pick<Config, 'publicUrl' | 'host' | 'port'>, port: number): string {
+  if (config.publicUrl) return config.publicUrl.replace(/\/+$/, '');
+  const host = ['0.0.0.0', '::', ''].includes(config.host) ? '127.0.0.1' : config.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/**
+ * The start-up lines a person reads: where the console and the docs are, and, when nobody can write,
+ * why and what to set.
+ */
+async function announce(app: FastifyInstance, config: Config): Promise<void> {
+  const address = app.server.address();
+  const base = baseUrlOf(config, typeof address === 'object' && address ? address.port : config.port);
+  app.log.info(
+    {
+      database: config.databaseUrl ? 'postgres' : `pglite:${config.dataDir}`,
+      url: base,
+      console: `${base}/ui`,
+      docs: `${base}/docs`,
+    },
+    `skill-registry ready at ${base}: console ${base}/ui, API docs ${base}/docs`,
+  );
+  if (config.adminToken) return;
+  const writers = await app.registry.repositories.tokens
+    .list()
+    .then((tokens) =>
+      tokens.filter(
+        (token) =>
+          (token.scopes.includes('publish') || token.scopes.includes('admin')) &&
+          (!token.expiresAt || new Date(token.expiresAt).getTime() > Date.now()),
+      ),
+    )
+    .catch(() => []);
+  if (writers.length > 0) return;
+  app.log.warn(
+    'no SKILLREG_ADMIN_TOKEN is set and no token may publish: the registry is read-only to everyone. ' +
+      'Set SKILLREG_ADMIN_TOKEN to a secret of 16 characters or more (openssl rand -hex 32) and restart, ' +
+      'then create publish tokens with it',
+  );
 }
 
 /**

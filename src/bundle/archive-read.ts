@@ -120,6 +120,19 @@ export async function readArchive(
   }
 }
 
+/**
+ * The files of an archive the registry served (GET /skills/{name}/bundle) as the version holds them:
+ * a tar.gz has them inside a folder named after the skill (registries before that served them at
+ * the root, as a zip still does), which is stripped as publishing strips it.
+ */
+export async function readServedArchive(
+  bytes: Uint8Array,
+  kind: ArchiveKind,
+  limits: BundleLimits,
+): Promise<BundleFile[]> {
+  return normalizeBundle(await readArchive(bytes, kind, limits), limits).files;
+}
+
 function asBundleError(error: unknown, kind: ArchiveKind): BundleError {
   if (error instanceof BundleError) return error;
   const reason = error instanceof Error ? error.message : String(error);

@@ -7,7 +7,7 @@ import { normalizeEntryPath } from './paths.js';
 import type { BundleFile } from './types.js';
 
 export interface ArchiveWriteOptions {
-  /** Wrap every file in this folder (e.g. the skill name), as `npx skills add` style installers expect. */
+  /** Wrap every file in this folder (the skill's name), so that extracting the archive makes that one folder. */
   prefix?: string;
 }
 

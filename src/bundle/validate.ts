@@ -5,6 +5,7 @@
  * 1024 characters, and no SKILL.md. Everything else that real files get wrong but whose meaning is
  * clear is accepted with a warning that says what to change.
  */
+import { descriptionSection, firstParagraph } from './body-prose.js';
 import { decodeUtf8, type SplitSkillMd, splitFrontmatter } from './frontmatter.js';
 import {
   BundleError,
@@ -13,6 +14,8 @@ import {
   type NormalizedBundle,
   type ParsedSkill,
 } from './types.js';
+
+export { descriptionSection, firstParagraph } from './body-prose.js';
 
 export const SKILL_MD = 'SKILL.md';
 export const MAX_NAME_LENGTH = 64;
@@ -272,7 +275,8 @@ function descriptionAsText(raw: unknown, split: SplitSkillMd, findings: Findings
 
 function descriptionFromBody(split: SplitSkillMd, findings: Findings): string | undefined {
   const caseHint = caseVariantHint(split.data, 'description');
-  const paragraph = firstParagraph(split.body);
+  const section = descriptionSection(split.body);
+  const paragraph = section ?? firstParagraph(split.body);
   if (paragraph === undefined) {
     findings.error(
       `${SKILL_MD}#description`,
@@ -280,89 +284,12 @@ function descriptionFromBody(split: SplitSkillMd, findings: Findings): string | 
     );
     return undefined;
   }
+  const used = section === undefined ? "the body's first paragraph is" : "the body's Description section is";
   findings.warn(
     `${SKILL_MD}#description`,
-    `SKILL.md has no 'description' in its frontmatter${caseHint}; the body's first paragraph is used instead: add a description saying what the skill does and when to use it`,
+    `SKILL.md has no 'description' in its frontmatter${caseHint}; ${used} used instead: add a description saying what the skill does and when to use it`,
   );
   return truncateAtWord(paragraph, MAX_DESCRIPTION_LENGTH);
-}
-
-/**
- * The first block of prose in Markdown, as plain text: headings, code, tables, rules, HTML comments
- * and lines without any letter or digit are skipped; inline Markdown markers are removed.
- */
-export function firstParagraph(markdown: string): string | undefined {
-  for (const block of proseBlocks(markdown)) {
-    const text = collapseWhitespace(clipBlock(block).map(stripInlineMarkdown).join(' '));
-    if (/[\p{L}\p{N}]/u.test(text)) return text;
-  }
-  return undefined;
-}
-
-function* proseBlocks(markdown: string): Generator<string[]> {
-  const withoutComments = markdown.replace(/<!--[\s\S]*?(?:-->|$)/g, '');
-  let block: string[] = [];
-  let fence: string | undefined;
-  for (const line of withoutComments.split('\n')) {
-    const fenceMarker = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
-    if (fence !== undefined) {
-      if (fenceMarker?.startsWith(fence)) fence = undefined;
-      continue;
-    }
-    if (fenceMarker || isNonProseLine(line)) {
-      if (fenceMarker) fence = fenceMarker;
-      if (block.length > 0) yield block;
-      block = [];
-      continue;
-    }
-    block.push(line);
-  }
-  if (block.length > 0) yield block;
-}
-
-/**
- * The inline-Markdown patterns backtrack over the rest of a line for every unclosed `_`, `[` or `<`,
- * which is quadratic: a 300 KB line took over a minute. The description keeps at most 1024
- * characters, so a few KiB of the paragraph's source is all that is ever needed.
- */
-const MAX_PARAGRAPH_SOURCE_CHARS = 4 * MAX_DESCRIPTION_LENGTH;
-
-function clipBlock(block: string[]): string[] {
-  const clipped: string[] = [];
-  let left = MAX_PARAGRAPH_SOURCE_CHARS;
-  for (const line of block) {
-    if (left <= 0) break;
-    clipped.push(line.slice(0, left));
-    left -= line.length + 1;
-  }
-  return clipped;
-}
-
-function isNonProseLine(line: string): boolean {
-  const trimmed = line.trim();
-  return (
-    trimmed === '' ||
-    /^#{1,6}(\s|$)/.test(trimmed) || // ATX heading
-    /^(?:[-*_]\s*){3,}$/.test(trimmed) || // thematic break
-    /^=+$/.test(trimmed) || // setext underline
-    /^\|/.test(trimmed) || // table row
-    /^ {4,}|^\t/.test(line) // indented code
-  );
-}
-
-function stripInlineMarkdown(line: string): string {
-  return line
-    .trim()
-    .replace(/^(?:>\s*)+/, '') // blockquote
-    .replace(/^(?:[-*+]|\d+[.)])\s+/, '') // list marker
-    .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1') // image -> alt text
-    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1') // link -> its text
-    .replace(/<[^>]+>/g, '') // inline HTML
-    .replace(/(\*\*|__|\*|_|~~|`)(?=\S)([\s\S]*?\S)\1/g, '$2'); // emphasis, code
-}
-
-function collapseWhitespace(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
 }
 
 /** Cuts to `max` characters at a word boundary, marking the cut with an ellipsis. */

@@ -6,7 +6,11 @@ import type { Output } from './output.js';
 
 const DEFAULT_URL = 'http://127.0.0.1:3000';
 
+/** Defined by the build of the standalone CLI (src/cli-dist/bundle.ts): no package.json sits beside it. */
+declare const SKILLREG_BUNDLED_VERSION: string | undefined;
+
 export function packageVersion(): string {
+  if (typeof SKILLREG_BUNDLED_VERSION === 'string') return SKILLREG_BUNDLED_VERSION;
   try {
     const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
     return (JSON.parse(text) as { version?: string }).version ?? '0.0.0';
@@ -22,9 +26,17 @@ export interface GlobalOptions {
   url: string;
   token?: string;
   retries: number;
-  /** The commands that take them: --namespace (publish, sync, pull), --view (pull). */
+  /** The commands that take them: --namespace (reads and writes), --view (reads: list, search, info, pull). */
   namespace?: string;
   view?: string;
+}
+
+/** `--view`, for the commands that read: what the view resolves each name to. */
+export function viewOption(): Option {
+  return new Option(
+    '--view <view>',
+    'read through a view: each name as its layers resolve it (views are read-only)',
+  ).env('SKILLREG_VIEW');
 }
 
 /** `--namespace`, for the commands that read or write one namespace. */
@@ -47,9 +59,10 @@ export function addGlobalOptions(program: Command): Command {
   return program
     .addOption(new Option('--url <url>', 'registry base URL').env('SKILLREG_URL').default(DEFAULT_URL))
     .addOption(
-      new Option('--token <token>', 'bearer token; writes need scope publish, token commands admin').env(
-        'SKILLREG_TOKEN',
-      ),
+      new Option(
+        '--token <token>',
+        'bearer token; writes need scope publish, token and view changes admin',
+      ).env('SKILLREG_TOKEN'),
     )
     .addOption(
       new Option(
@@ -118,6 +131,8 @@ export function explain(output: Output, error: unknown, context = '', url?: stri
     for (const issue of error.problem.errors ?? []) {
       if (issue.detail !== error.problem.detail) output.error(`  ${issue.path}: ${issue.detail}`);
     }
+    const hint = tokenHint(error);
+    if (hint) output.error(`hint: ${hint}`);
   } else if (error instanceof BundleError) {
     output.error(`${prefix}${error.message}`);
     for (const issue of error.errors)
@@ -129,6 +144,33 @@ export function explain(output: Output, error: unknown, context = '', url?: stri
   } else {
     output.error(`${prefix}${error instanceof Error ? error.message : String(error)}`);
   }
+}
+
+/**
+ * What to set after a 401 or a 403 about the token: the variable or flag, and how to get a token that
+ * will do. The registry's problem says which scope (`requiredScope`) and namespace the request needed.
+ */
+export function tokenHint(error: RegistryError): string | undefined {
+  const { status, problem } = error;
+  if (status !== 401 && status !== 403) return undefined;
+  const scope = typeof problem.requiredScope === 'string' ? problem.requiredScope : undefined;
+  const namespace = typeof problem.namespace === 'string' ? problem.namespace : undefined;
+  const limited = Array.isArray(problem.namespaces);
+  const set = 'set SKILLREG_TOKEN or pass --token';
+  const create = (scopeWanted: string, extra = '') =>
+    `skillreg token create --name <name> --scope ${scopeWanted}${extra}, run with an admin token`;
+  if (status === 401 && problem.reason !== 'missing') {
+    return `the token from --token or SKILLREG_TOKEN was refused: ${set} with a valid one${scope ? ` with scope '${scope}'` : ''} (writes need scope publish, token and view changes admin; ${create(scope ?? 'publish')})`;
+  }
+  if (!scope) return undefined;
+  if (scope === 'admin' && !namespace) {
+    const which = limited ? 'a token with scope admin that is not limited to namespaces' : 'an admin token';
+    return `${set} with ${which} (the server's SKILLREG_ADMIN_TOKEN, or ${create('admin')})`;
+  }
+  if (namespace && limited) {
+    return `${set} with a token for namespace '${namespace}' (${create(scope, ` --namespace ${namespace}`)})`;
+  }
+  return `${set} with a token with scope '${scope}' (${create(scope)})`;
 }
 
 /** The "Examples:" block of a help text. */

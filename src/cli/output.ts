@@ -10,7 +10,25 @@ export interface Output {
   interactive: boolean;
 }
 
+let closedPipesEndQuietly = false;
+
+/**
+ * `skillreg list | head -1`: once the reader has gone, writing fails with EPIPE. Like any Unix tool
+ * the command ends there, quietly and with exit code 0, instead of an unhandled 'error' stack trace.
+ */
+function endQuietlyOnClosedPipe(): void {
+  if (closedPipesEndQuietly) return;
+  closedPipesEndQuietly = true;
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(0);
+      throw error;
+    });
+  }
+}
+
 export function consoleOutput(): Output {
+  endQuietlyOnClosedPipe();
   return {
     info: (line) => process.stdout.write(`${line}\n`),
     error: (line) => process.stderr.write(`${line}\n`),
@@ -36,8 +54,9 @@ export function createProgress(output: Output, total: number): Progress {
         done += 1;
         output.info(`[${done}/${total}] ${label}`);
       },
+      // A wait is a warning, not a result: stderr, so stdout stays the log of what was done.
       note(text) {
-        output.info(`      ${text}`);
+        output.error(`      ${text}`);
       },
       stop() {},
     };
@@ -65,6 +84,35 @@ export function createProgress(output: Output, total: number): Progress {
       bar.stop();
     },
   };
+}
+
+/** One warning about a skill (the server's rules), as validate, publish and sync print it on stderr. */
+export function printWarnings(
+  output: Output,
+  issues: readonly { path: string; detail: string }[],
+  folder?: string,
+): void {
+  for (const issue of issues) {
+    output.error(`  warn   ${folder ? `${folder}: ` : ''}${issue.path}: ${issue.detail}`);
+  }
+}
+
+/** What the security scan found, one finding per line on stderr (a finding is a warning or worse). */
+export function printFindings(
+  output: Output,
+  findings: readonly { severity: string; path: string; line: number; rule: string; detail: string }[],
+  folder?: string,
+): void {
+  for (const finding of findings) {
+    const where = `${folder ? `${folder}: ` : ''}${finding.path}${finding.line > 0 ? `:${finding.line}` : ''}`;
+    output.error(`  ${finding.severity.padEnd(8)} ${where}  ${finding.rule}: ${finding.detail}`);
+  }
+}
+
+/** Long free text (a description) cut to fit a table cell, the cut marked with an ellipsis. */
+export function clip(text: string, max = 80): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1).trimEnd()}…`;
 }
 
 export function printTable(output: Output, headers: string[], rows: string[][]): void {

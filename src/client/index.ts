@@ -20,6 +20,8 @@ export type {
   Problem,
   PublishResult,
   ScanResult,
+  SearchResponse,
+  SearchResult,
   Selector,
   SigningKey,
   SkillContentJson,
@@ -28,5 +30,7 @@ export type {
   TokenSummary,
   UploadBody,
   VersionSummary,
+  View,
+  ViewList,
   YankResult,
 } from './types.js';

@@ -15,6 +15,7 @@ import type {
   Fetched,
   NamespaceDigests,
   PublishResult,
+  SearchResponse,
   Selector,
   SigningKey,
   SkillContentJson,
@@ -23,6 +24,8 @@ import type {
   TokenSummary,
   UploadBody,
   VersionSummary,
+  View,
+  ViewList,
   YankResult,
 } from './types.js';
 
@@ -117,6 +120,14 @@ export class SkillRegistryClient {
     return items;
   }
 
+  /**
+   * The skills that best fit a task in plain words, best first, each with `why` it matched: what the
+   * search_skills tool answers (GET /search).
+   */
+  search(q: string, params: { limit?: number; tag?: string } = {}) {
+    return this.getJson<SearchResponse>(`${this.scope}/search${query({ q, ...params })}`);
+  }
+
   getSkill(name: string, selector: Selector = {}) {
     return this.getJson<SkillDetail>(
       `${this.scope}/skills/${encodeURIComponent(name)}${query({ ...selector })}`,
@@ -181,6 +192,30 @@ export class SkillRegistryClient {
   namespaceDigests() {
     const namespace = this.options.namespace ?? 'default';
     return this.getJson<NamespaceDigests>(`/namespaces/${encodeURIComponent(namespace)}/digests`);
+  }
+
+  // ---- views (registry-wide: not under this client's namespace or view) -------------------------
+
+  listViews() {
+    return this.getJson<ViewList>('/views');
+  }
+
+  getView(view: string) {
+    return this.getJson<View>(`/views/${encodeURIComponent(view)}`);
+  }
+
+  /** Creates or replaces a view (admin): `created` says which. Layers are lowest precedence first. */
+  async putView(view: string, input: { layers: string[]; description?: string | null }) {
+    const response = await this.request('PUT', `/views/${encodeURIComponent(view)}`, {
+      json: input,
+      idempotent: true,
+    });
+    return { view: (await response.json()) as View, created: response.status === 201 };
+  }
+
+  async deleteView(view: string): Promise<void> {
+    // A repeated delete after a lost answer would say 404 for a delete that happened.
+    await this.request('DELETE', `/views/${encodeURIComponent(view)}`, { idempotent: false });
   }
 
   private refuseWritesToView(): void {

@@ -142,6 +142,37 @@ export interface YankResult {
   latest: string | null;
 }
 
+/**
+ * GET /search: what the search_skills tool answers, best first. Written out rather than inferred from
+ * src/services/documents.ts: the console compiles these types for the browser, without Node's.
+ */
+export interface SearchResult {
+  name: string;
+  description: string;
+  version: string;
+  why: string;
+  score: number;
+  namespace?: string;
+}
+
+export interface SearchResponse {
+  query: string;
+  results: SearchResult[];
+}
+
+/** A view: a named, ordered overlay of namespaces, lowest precedence first. */
+export interface View {
+  name: string;
+  layers: string[];
+  description: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ViewList {
+  items: View[];
+}
+
 export interface Selector {
   version?: string;
   tag?: string;

@@ -49,5 +49,21 @@ export function createMcpServer(deps: McpServerDependencies): McpServer {
   registerSkillTools(server, deps);
   registerSkillResources(server, deps);
   registerSkillsExtension(server, deps);
+  advertiseOnlyWhatIsDelivered(server);
   return server;
+}
+
+/**
+ * McpServer declares `listChanged: true` for tools and resources as soon as one is registered. This
+ * server lives for one stateless request and opens no stream back to the client, so it can deliver no
+ * list_changed or resources/updated notification: initialize must not promise them (a client would
+ * wait for notifications that never come instead of listing again). registerCapabilities merges each
+ * capability's fields over the declared ones, so an undefined field is left out of the JSON answer;
+ * test/mcp/server.test.ts checks the capabilities on the wire.
+ */
+function advertiseOnlyWhatIsDelivered(server: McpServer): void {
+  server.server.registerCapabilities({
+    tools: { listChanged: undefined },
+    resources: { listChanged: undefined, subscribe: undefined },
+  });
 }

@@ -25,6 +25,9 @@ const omittedSchema = z.object({
     ),
 });
 
+/** The JSON layout names at most this many omitted skills, so the answer does not grow with the catalogue. */
+export const OMITTED_NAMED = 100;
+
 export const promptJsonSchema = z.object({
   prompt: z.string().describe('The fragment in the xml layout, ready to append to a system message'),
   tokens: z.number().int().describe('Tokens of prompt (o200k_base)'),
@@ -41,7 +44,15 @@ export const promptJsonSchema = z.object({
       scan: scanVerdictSchema,
     }),
   ),
-  omitted: z.array(omittedSchema),
+  omitted: z
+    .array(omittedSchema)
+    .describe(
+      `Skills left out, at most ${OMITTED_NAMED} whatever the catalogue's size: names asked for that were not found, then skills dropped for the budget (most loaded first), then skills that disable model invocation. omittedCount counts them all`,
+    ),
+  omittedCount: z
+    .number()
+    .int()
+    .describe('How many skills were left out, named in omitted or not (omitted names at most 100)'),
   searchFirst: z
     .boolean()
     .describe(
@@ -80,6 +91,7 @@ export async function promptJsonBody(
   texts.push(...(await encodeInSlices(promptJsonSchema.shape.included, value.included)));
   texts.push(',"omitted":');
   texts.push(...(await encodeInSlices(promptJsonSchema.shape.omitted, value.omitted)));
+  texts.push(`,"omittedCount":${JSON.stringify(value.omittedCount)}`);
   texts.push(`,"searchFirst":${JSON.stringify(value.searchFirst)}}`);
   return bytesInSlices(texts);
 }

@@ -1,7 +1,7 @@
 import type { PromptOptions, PromptSkill, PromptStyle } from './prompt-types.js';
 import type { Slicer } from './slicer.js';
 import { LOAD_SKILL_TOOL, READ_SKILL_FILE_TOOL, SEARCH_SKILLS_TOOL } from './tools.js';
-import { escapeXml } from './xml.js';
+import { escapeXmlText } from './xml.js';
 
 /**
  * The text of the system-prompt fragment: the instructions, the entries in the `<available_skills>`
@@ -75,7 +75,7 @@ export function renderEntry(
   if (options.style === 'markdown') {
     return `- **${skill.name}**: ${oneLine(description)} (location: ${location})\n`;
   }
-  return `<skill>\n<name>${escapeXml(skill.name)}</name>\n<description>${escapeXml(description)}</description>\n<location>${escapeXml(location)}</location>\n</skill>\n`;
+  return `<skill>\n<name>${escapeXmlText(skill.name)}</name>\n<description>${escapeXmlText(description)}</description>\n<location>${escapeXmlText(location)}</location>\n</skill>\n`;
 }
 
 /** How the omitted line begins when it names skills. */

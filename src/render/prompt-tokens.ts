@@ -12,7 +12,7 @@ import {
 import type { PromptEntryTokens, PromptOptions, PromptSkill } from './prompt-types.js';
 import type { Slicer } from './slicer.js';
 import { countTokens } from './token-count.js';
-import { escapeXml } from './xml.js';
+import { escapeXmlText } from './xml.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Token counts without tokenizing the catalogue on every rendering
@@ -41,7 +41,7 @@ const NOT_BLANK = /\S/;
 function xmlPartTokens(name: string, description: string): number {
   return (
     countTokens(`<name>${name}</name>\n`) +
-    countTokens(`<description>${escapeXml(description)}</description>\n`) +
+    countTokens(`<description>${escapeXmlText(description)}</description>\n`) +
     countTokens(`/${name}`)
   );
 }
@@ -110,8 +110,8 @@ export class Layout {
     } else {
       this.entryFixed =
         countTokens('<skill>\n') +
-        countTokens(`<location>${escapeXml(baseUrl)}/skills`) +
-        countTokens(`/content${escapeXml(query)}</location>\n`) +
+        countTokens(`<location>${escapeXmlText(baseUrl)}/skills`) +
+        countTokens(`/content${escapeXmlText(query)}</location>\n`) +
         countTokens('</skill>\n');
       this.closeTokens = countTokens(XML_LIST_END);
       this.lastEntryNewline = 0;

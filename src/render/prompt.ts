@@ -2,7 +2,7 @@ import type { Verdict } from '../scan/types.js';
 import { type FittedPrompt, fitPrompt } from './prompt-budget.js';
 import { FragmentRenderer, skillLocation } from './prompt-render.js';
 import { countEntries, type EntryTokens, Layout, layoutKeyOf } from './prompt-tokens.js';
-import type { OmittedSkill, PromptMode, PromptOptions, PromptSkill } from './prompt-types.js';
+import type { BudgetSource, OmittedSkill, PromptMode, PromptOptions, PromptSkill } from './prompt-types.js';
 import { Slicer } from './slicer.js';
 
 /**
@@ -32,6 +32,7 @@ export {
 export { promptEntryTokens } from './prompt-tokens.js';
 export type {
   AgentSkill,
+  BudgetSource,
   OmissionReason,
   OmittedSkill,
   PromptEntryTokens,
@@ -77,9 +78,13 @@ export interface PromptResult {
   included: IncludedSkill[];
   /**
    * Skills dropped to fit the budget (the fragment names or counts them), in the order they were
-   * dropped.
+   * dropped (least loaded first). Made when first read: with a large catalogue, nearly every skill.
    */
   omitted: OmittedSkill[];
+  /** How many skills were dropped to fit the budget. */
+  omittedCount: number;
+  /** The first `limit` of the dropped skills, most loaded first (the reverse of the drop order). */
+  mostLoadedOmitted(limit: number): OmittedSkill[];
   /**
    * The instructions send the model to search_skills when no listed skill fits: mode=search, or a
    * budget that could not hold every skill.
@@ -100,7 +105,7 @@ export interface PromptResult {
  */
 export async function buildPrompt(
   skills: readonly PromptSkill[],
-  options: PromptOptions & { budget?: number; mode?: PromptMode },
+  options: PromptOptions & { budget?: number; mode?: PromptMode; budgetSource?: BudgetSource },
 ): Promise<PromptResult> {
   const slicer = new Slicer();
   const layoutKey = layoutKeyOf(options);
@@ -120,6 +125,7 @@ export async function buildPrompt(
     skills,
     options,
     budget: options.budget,
+    budgetSource: options.budgetSource,
     mode: options.mode ?? 'list',
     layout,
     entries,
@@ -154,7 +160,7 @@ async function promptResult(
   // Only the JSON layout lists what was dropped (with a large catalogue and a small budget, nearly
   // all): the list is made when asked for.
   let omitted: OmittedSkill[] | undefined;
-  return {
+  const result = {
     prompt: rendered.prompt,
     parts: rendered.parts,
     tokens,
@@ -164,5 +170,38 @@ async function promptResult(
       omitted ??= Array.from(dropped, (index) => ({ name: skills[index]!.name, reason: 'budget' as const }));
       return omitted;
     },
+    omittedCount: dropped.length,
   };
+  // Not enumerable: a result is data (compared, spread) and this reads it, it is not part of it.
+  return Object.defineProperty(result, 'mostLoadedOmitted', {
+    enumerable: false,
+    value: (limit: number): OmittedSkill[] => {
+      const named: OmittedSkill[] = [];
+      for (let at = dropped.length - 1; at >= 0 && named.length < limit; at--) {
+        named.push({ name: skills[dropped[at]!]!.name, reason: 'budget' });
+      }
+      return named;
+    },
+  }) as PromptResult;
+}
+
+/**
+ * What the JSON layout says was left out, at most `limit` names whatever the catalogue's size: the
+ * names asked for that were not found (the caller's own mistake, bounded by the request), then the
+ * skills the budget dropped, most loaded first, then those that disable model invocation; `omittedCount`
+ * counts them all.
+ */
+export function namedOmissions(
+  result: Pick<PromptResult, 'omittedCount' | 'mostLoadedOmitted'>,
+  selectionOmitted: readonly OmittedSkill[],
+  limit: number,
+): { omitted: OmittedSkill[]; omittedCount: number } {
+  const notFound = selectionOmitted.filter((skill) => skill.reason === 'not-found');
+  const omitted = notFound.slice(0, limit);
+  omitted.push(...result.mostLoadedOmitted(limit - omitted.length));
+  for (const skill of selectionOmitted) {
+    if (omitted.length >= limit) break;
+    if (skill.reason !== 'not-found') omitted.push(skill);
+  }
+  return { omitted, omittedCount: result.omittedCount + selectionOmitted.length };
 }

@@ -1,8 +1,8 @@
 import { distance } from 'fastest-levenshtein';
-import { type AnalyzedWord, analyzeWords, isCjkTerm } from './analyze.js';
+import { type AnalyzedWord, isCjkTerm } from './analyze.js';
 import { FIELDS, type Field, type SearchDocument, type TermVisitor } from './document.js';
-import { expand } from './expansion.js';
 import { COUNT_BITS, COUNTS, MASK, MAX_SLOTS, Postings, SHIFT } from './postings.js';
+import { type QueryTerm, queryTerms, uniqueTerms } from './query-terms.js';
 import { bestOf } from './top-k.js';
 
 /**
@@ -20,12 +20,18 @@ export interface FieldWeights {
   b: Record<Field, number>;
   /** Term-frequency saturation. */
   k1: number;
+  /** What a term in the skill's name adds after saturation, times the term's weight. */
+  nameMatch: number;
+  /** How much of its weight a term found only in the body counts towards coverage (see search). */
+  bodyOnlyCoverage: number;
 }
 
 export const DEFAULT_WEIGHTS: FieldWeights = {
   weight: { name: 3, description: 2, headings: 1, body: 0.5 },
   b: { name: 0.3, description: 0.5, headings: 0.5, body: 0.75 },
   k1: 1.2,
+  nameMatch: 1,
+  bodyOnlyCoverage: 0.7,
 };
 
 /** A word of the request as matched, and where. */
@@ -57,26 +63,21 @@ export interface SearchOptions {
   learned?: (term: string) => ReadonlyMap<string, number> | undefined;
 }
 
-/** Query terms past this many (the rarest are kept) add time and little else. */
-const MAX_QUERY_TERMS = 48;
-
 /**
  * Postings at least this long are read for the skills already found alone, once no other skill can
  * reach the first results any more (MaxScore-style pruning); shorter ones are always read whole.
  */
 const PRUNE_FROM_DF = 2_000;
 
-/** Related words from the lexicon searched for one request, at most (expansion.ts). */
-const MAX_EXPANSION_TERMS = 32;
+/** What translations count for a skill that matched nothing else of the request (see search). */
+const LONE_TRANSLATION_WEIGHT = 0.1;
 
-/** Related words held by more than this share of skills are not searched (see queryTerms). */
-const EXPANSION_MAX_SHARE = 0.2;
+/** touchedMarks of a skill matched by one phrase's translations alone: ranked after the others. */
+const LONE_TRANSLATION = 2;
 
-/** Unknown words of one request looked up for a close spelling (a paragraph can hold dozens). */
-const MAX_CORRECTIONS = 8;
-
-/** See withoutUbiquitous(). */
-const UBIQUITOUS_SHARE = 0.8;
+/** A posting's name count, and its counts above the body (name, description, headings): postings.ts. */
+const NAME_BITS = MASK[0] << SHIFT[0];
+const ABOVE_BODY_BITS = (1 << SHIFT[3]) - 1;
 
 /** How much one word's learned loads count, against the word's weight in a field match (about 1-2). */
 const LEARNED_WEIGHT = 0.25;
@@ -98,8 +99,18 @@ export class SearchIndex {
   private dead = 0;
   private scores = new Float64Array(0);
   private matches = new Float64Array(0);
-  /** Per slot, 1 while a search has scored it (cleared with the scores: no array per search). */
+  /**
+   * Per slot, 1 while a search has scored it, LONE_TRANSLATION once found to match translations
+   * alone (cleared with the scores: no array per search).
+   */
   private touchedMarks = new Uint8Array(0);
+  /** Per slot, the best score and its coverage among the translations of the unit being read. */
+  private unitBest = new Float32Array(0);
+  private unitIdf = new Float32Array(0);
+  /** Per slot, what translations added and how many units of them matched: counted at the end of a search. */
+  private translated = new Float32Array(0);
+  private translatedIdf = new Float32Array(0);
+  private translatedUnits = new Uint8Array(0);
   /** See fieldFactors(). */
   private factors = new Float32Array(0);
   private factorAverages: number[] | undefined;
@@ -206,47 +217,42 @@ export class SearchIndex {
     const size = this.slotOf.size;
     if (size === 0 || options.limit <= 0) return [];
     const words = uniqueTerms(query);
-    // Rarest first: their short postings find the candidates, and the common words' long postings
-    // can then often be read for those candidates alone (see the pruning below).
     const slots = this.names.length;
-    const terms = withoutUbiquitous(
-      this.queryTerms(words, query).sort((x, y) => x.postings.df - y.postings.df),
+    const terms = queryTerms(words, query, {
       slots,
-    );
+      postingsOf: (term) => this.postingsOf(term),
+      closestSpelling: (term) => this.closestSpelling(term),
+    });
     const learned = options.learned ? this.learnedBoosts(words, options.learned) : undefined;
     if (terms.length === 0 && !learned) return [];
-    if (this.scores.length < slots) {
-      this.scores = new Float64Array(slots);
-      this.matches = new Float64Array(slots);
-    }
-    const { scores, matches } = this;
+    this.ensureScratch(slots);
+    const { scores, matches, unitBest, unitIdf, translated, translatedIdf, translatedUnits } = this;
     const factors = this.fieldFactors();
-    const k1 = this.weights.k1;
+    const { k1, nameMatch, bodyOnlyCoverage } = this.weights;
     // Document frequencies count replaced slots until compaction (Postings.df): so does N.
-    const idfs = terms.map(
-      ({ postings, boost }) => Math.log(1 + (slots - postings.df + 0.5) / (postings.df + 0.5)) * boost,
-    );
-    const totalIdf = idfs.reduce((sum, idf) => sum + idf, 0);
+    const idfs = terms.map(({ postings, boost }) => idfOf(slots, postings.df) * boost);
+    const totalIdf = requestWeight(terms, idfs);
     // The most one term adds to a skill's score: BM25 saturates below (k1 + 1) times the weight.
-    let remaining = idfs.reduce((sum, idf) => sum + idf * (k1 + 1), 0);
+    let remaining = idfs.reduce((sum, idf) => sum + idf * (k1 + 1 + nameMatch), 0);
     const touched: number[] = [];
-    if (this.touchedMarks.length < slots) this.touchedMarks = new Uint8Array(slots);
     const isTouched = this.touchedMarks;
     for (const slot of learned?.keys() ?? []) {
       touched.push(slot);
       isTouched[slot] = 1;
     }
+    /** Slots the translations of the current unit matched (see below). */
+    const inUnit: number[] = [];
     let candidatesOnly = false;
     const wanted = options.limit;
     for (let t = 0; t < terms.length; t++) {
-      const { postings } = terms[t]!;
+      const { postings, unit, translation } = terms[t]!;
       const idf = idfs[t]!;
       if (!candidatesOnly && postings.length > PRUNE_FROM_DF && touched.length >= wanted) {
         // A skill no earlier term matched can score at most `remaining`: once the k-th best lower bound
         // of the skills already found is above it, only those skills can still make the first k.
         candidatesOnly = remaining < this.kthLowerBound(touched, wanted, totalIdf, options.accept);
       }
-      remaining -= idf * (k1 + 1);
+      remaining -= idf * (k1 + 1 + nameMatch);
       const data = postings.data;
       const first = postings.first;
       // Few candidates against a long list: look each one up rather than read the whole list.
@@ -275,9 +281,48 @@ export class SearchIndex {
           isTouched[slot] = 1;
           touched.push(slot);
         }
-        scores[slot]! += (idf * tf * (k1 + 1)) / (tf + k1);
-        matches[slot]! += idf;
+        // The name says what a skill is for; summed with the other fields before saturation it would
+        // count no more than a body repeating the word, hence its own share after saturation.
+        const score = (idf * tf * (k1 + 1)) / (tf + k1) + ((packed & NAME_BITS) !== 0 ? idf * nameMatch : 0);
+        // A word found only in the body says less about what the skill is for: it covers less.
+        const covered = (packed & ABOVE_BODY_BITS) !== 0 ? idf : idf * bodyOnlyCoverage;
+        if (!translation) {
+          scores[slot]! += score;
+          matches[slot]! += covered;
+        } else if (score > unitBest[slot]!) {
+          // The translations of one phrase ("审查", "评审", "代码审查" for "review") say one thing:
+          // a skill scores the best of them, not their sum.
+          if (unitBest[slot] === 0) inUnit.push(slot);
+          unitBest[slot] = score;
+          unitIdf[slot] = covered;
+        }
       }
+      if (translation && terms[t + 1]?.unit !== unit) {
+        for (const slot of inUnit) {
+          translated[slot]! += unitBest[slot]!;
+          translatedIdf[slot]! += unitIdf[slot]!;
+          translatedUnits[slot]! += 1;
+          unitBest[slot] = 0;
+          unitIdf[slot] = 0;
+        }
+        inUnit.length = 0;
+      }
+    }
+    for (const slot of touched) {
+      if (translatedUnits[slot] === 0) continue;
+      // One related word of another language is weak evidence alone (it may mean something else
+      // there): it counts in full beside another match of the request, and ranks last on its own.
+      if (matches[slot]! > 0 || translatedUnits[slot]! > 1) {
+        scores[slot]! += translated[slot]!;
+        matches[slot]! += translatedIdf[slot]!;
+      } else {
+        scores[slot]! += translated[slot]! * LONE_TRANSLATION_WEIGHT;
+        matches[slot]! += translatedIdf[slot]! * LONE_TRANSLATION_WEIGHT;
+        if (!learned?.has(slot)) isTouched[slot] = LONE_TRANSLATION;
+      }
+      translated[slot] = 0;
+      translatedIdf[slot] = 0;
+      translatedUnits[slot] = 0;
     }
     // Skills that match more of the request's weight rank higher than ones that match one word often.
     if (totalIdf > 0) for (const slot of touched) scores[slot]! *= Math.sqrt(matches[slot]! / totalIdf);
@@ -287,7 +332,10 @@ export class SearchIndex {
     const ranked = bestOf(
       touched,
       options.limit,
-      (x, y) => scores[x]! > scores[y]! || (scores[x] === scores[y] && names[x]! < names[y]!),
+      (x, y) =>
+        isTouched[x]! < isTouched[y]! ||
+        (isTouched[x] === isTouched[y] &&
+          (scores[x]! > scores[y]! || (scores[x] === scores[y] && names[x]! < names[y]!))),
       (slot) => names[slot] !== undefined && (accept?.(names[slot]!) ?? true),
     );
     const hits = ranked.map((slot) => ({
@@ -302,6 +350,19 @@ export class SearchIndex {
       isTouched[slot] = 0;
     }
     return hits;
+  }
+
+  /** Per-slot arrays a search adds into, at least `slots` long (zeroed again after each search). */
+  private ensureScratch(slots: number): void {
+    if (this.scores.length >= slots) return;
+    this.scores = new Float64Array(slots);
+    this.matches = new Float64Array(slots);
+    this.touchedMarks = new Uint8Array(slots);
+    this.unitBest = new Float32Array(slots);
+    this.unitIdf = new Float32Array(slots);
+    this.translated = new Float32Array(slots);
+    this.translatedIdf = new Float32Array(slots);
+    this.translatedUnits = new Uint8Array(slots);
   }
 
   /**
@@ -382,7 +443,7 @@ export class SearchIndex {
       const loadsBySkill = learned(term);
       if (!loadsBySkill) continue;
       const df = this.postingsOf(term)?.df ?? 0;
-      const idf = Math.log(1 + (slots - df + 0.5) / (df + 0.5));
+      const idf = idfOf(slots, df);
       for (const [name, loads] of loadsBySkill) {
         const slot = this.slotOf.get(name);
         if (slot === undefined || loads <= 0) continue;
@@ -394,47 +455,6 @@ export class SearchIndex {
       }
     }
     return boosts;
-  }
-
-  private queryTerms(words: readonly AnalyzedWord[], query: string): QueryTerm[] {
-    const found: QueryTerm[] = [];
-    let corrections = 0;
-    for (const { term, word } of words) {
-      const postings = this.postingsOf(term);
-      if (postings && postings.df > 0) {
-        found.push({ query: word, term, postings, boost: 1, corrected: false });
-        continue;
-      }
-      if (corrections >= MAX_CORRECTIONS) continue;
-      corrections += 1;
-      const near = this.closestSpelling(term);
-      if (near)
-        found.push({
-          query: word,
-          term: near,
-          postings: this.postingsOf(near)!,
-          boost: 0.8,
-          corrected: true,
-        });
-    }
-    const chosen =
-      found.length <= MAX_QUERY_TERMS
-        ? found
-        : found.sort((x, y) => x.postings.df - y.postings.df).slice(0, MAX_QUERY_TERMS);
-    // The request's own words first; related words from the lexicon fill what room is left.
-    const have = new Set([...words.map(({ term }) => term), ...chosen.map(({ term }) => term)]);
-    let room = MAX_EXPANSION_TERMS;
-    for (const { term, word, as, boost } of expand(query, have)) {
-      if (room === 0) break;
-      const postings = this.postingsOf(term);
-      if (!postings || postings.df === 0) continue;
-      // A related word most skills hold adds little at its lower weight, and its postings cost the most.
-      // (Kept in small catalogues, as withoutUbiquitous keeps common words there.)
-      if (this.names.length >= 100 && postings.df > EXPANSION_MAX_SHARE * this.names.length) continue;
-      chosen.push({ query: word, term, postings, boost, corrected: false, related: as });
-      room -= 1;
-    }
-    return chosen;
   }
 
   /**
@@ -522,33 +542,26 @@ export class SearchIndex {
   }
 }
 
-interface QueryTerm {
-  query: string;
-  term: string;
-  postings: Postings;
-  boost: number;
-  corrected: boolean;
-  related?: string;
-}
-
-/** The request's terms, each once, with the first word that gave it. */
-export function uniqueTerms(query: string): AnalyzedWord[] {
-  const seen = new Set<string>();
-  return analyzeWords(query).filter(({ term }) => {
-    if (seen.has(term)) return false;
-    seen.add(term);
-    return true;
-  });
-}
+export { uniqueTerms } from './query-terms.js';
 
 /**
- * The terms without those nearly every skill holds (in over ~80% of them): they tell skills apart by
- * almost nothing, and reading their postings would cost the most. Kept in small catalogues, where
- * a word every skill holds is still a fair answer.
+ * The request's weight that coverage is measured against: every term's, but a phrase's translations
+ * once (a skill can match at most the best of them).
  */
-function withoutUbiquitous(terms: QueryTerm[], slots: number): QueryTerm[] {
-  if (slots < 100) return terms;
-  return terms.filter(({ postings }) => postings.df < UBIQUITOUS_SHARE * slots);
+function requestWeight(terms: readonly QueryTerm[], idfs: readonly number[]): number {
+  let total = 0;
+  const translations = new Map<number, number>();
+  terms.forEach(({ unit, translation }, t) => {
+    if (translation) translations.set(unit, Math.max(translations.get(unit) ?? 0, idfs[t]!));
+    else total += idfs[t]!;
+  });
+  for (const weight of translations.values()) total += weight;
+  return total;
+}
+
+/** BM25's inverse document frequency of a term `df` of `slots` skills hold. */
+function idfOf(slots: number, df: number): number {
+  return Math.log(1 + (slots - df + 0.5) / (df + 0.5));
 }
 
 function bucketOf(first: string, length: number): string {

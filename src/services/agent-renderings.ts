@@ -4,13 +4,15 @@ import { revisionEtag } from '../cache/etags.js';
 import type { ReadCache } from '../cache/read-cache.js';
 import { type Scope, scopeKey } from '../namespaces.js';
 import {
+  type BudgetSource,
   buildPrompt,
+  namedOmissions,
   type PromptMode,
   type PromptResult,
   type SkillSelection,
   selectAgentSkills,
 } from '../render/prompt.js';
-import { promptJsonBody, textBody } from '../render/prompt-document.js';
+import { OMITTED_NAMED, promptJsonBody, textBody } from '../render/prompt-document.js';
 import { anthropicTools, openAiTools } from '../render/tools.js';
 import { type Answer, JSON_CONTENT_TYPE } from './answers.js';
 import { anthropicToolsSchema, openAiToolsSchema } from './documents.js';
@@ -24,6 +26,12 @@ export type ToolsMode = 'auto' | 'search';
 interface RenderedPrompt {
   body: Buffer;
   tokens?: number;
+  /**
+   * Whether the budget dropped skills, so that which ones it kept depended on recorded loads. When
+   * every selected skill fits, the rendering is the same under any loads: its ETag then leaves the
+   * loads out, and agents polling a small catalogue keep getting 304s while skills are being loaded.
+   */
+  byLoads: boolean;
 }
 
 const CONTENT_TYPES: Record<PromptFormat, string> = {
@@ -43,6 +51,8 @@ export class AgentRenderingService {
     private readonly cache: ReadCache,
     /** The agent catalogues in memory (every namespace's, and views over them), caught up by revision. */
     readonly catalogues: AgentCatalogues,
+    /** The budget of a prompt that names none (SKILLREG_PROMPT_BUDGET); 0 means unlimited. */
+    private readonly defaultBudget: number,
   ) {}
 
   async prompt(
@@ -50,6 +60,7 @@ export class AgentRenderingService {
     request: {
       selection: SkillSelection;
       format: PromptFormat;
+      /** Tokens the fragment may take; 0 means unlimited, absent the registry's default budget. */
       budget?: number;
       /** Default list (search-first only when the budget cannot hold every skill). */
       mode?: PromptMode;
@@ -57,13 +68,18 @@ export class AgentRenderingService {
       baseUrl: string;
     },
   ): Promise<Answer & { tokens?: number }> {
-    const { selection, format, budget, baseUrl } = request;
+    const { selection, format, baseUrl } = request;
     const mode = request.mode ?? 'list';
+    // What the answer depends on is the budget in force, whoever chose it: the ETag and the cache
+    // key carry it, so a changed default is never answered with a rendering made under the old one.
+    const requested = request.budget ?? this.defaultBudget;
+    const budget = requested === 0 ? undefined : requested;
+    const budgetSource: BudgetSource = request.budget === undefined ? 'default' : 'query';
     const { loadsRevision } = await this.cache.current();
     const revision = this.cache.state.scopeRevision(scope);
     const where = scopeKey(scope);
     const key = `prompt|${where}|${JSON.stringify([format, selection, budget ?? null, baseUrl, mode])}`;
-    const render = () => this.renderPrompt(scope, selection, format, baseUrl, budget, mode);
+    const render = () => this.renderPrompt(scope, selection, format, baseUrl, budget, mode, budgetSource);
     const answer = (etag: string, rendered: () => Promise<RenderedPrompt>): Answer => ({
       etag,
       immutable: false,
@@ -90,7 +106,7 @@ export class AgentRenderingService {
       selection,
       budget,
       baseUrl,
-      String(byLoads.loadsRevision),
+      byLoads.value.byLoads ? String(byLoads.loadsRevision) : 'all-fit',
       mode,
     );
     return answer(etag, () => Promise.resolve(byLoads.value));
@@ -151,6 +167,7 @@ export class AgentRenderingService {
     baseUrl: string,
     budget: number | undefined,
     mode: PromptMode,
+    budgetSource: BudgetSource,
   ): Promise<{ value: RenderedPrompt; bytes: number }> {
     const catalogue: ScopedCatalogue = this.catalogues.of(scope);
     const selected = await selectAgentSkills(catalogue, selection);
@@ -159,14 +176,28 @@ export class AgentRenderingService {
       baseUrl,
       tag: selection.tag,
       budget,
+      budgetSource,
       mode,
       describe: (listed) => catalogue.describe(listed),
       ...(catalogue.namespaceOf ? { namespaceOf: catalogue.namespaceOf } : {}),
     });
     const body =
       format === 'json'
-        ? await promptJsonBody({ ...result, omitted: [...result.omitted, ...selected.omitted] }, result.parts)
+        ? await promptJsonBody(
+            {
+              prompt: result.prompt,
+              tokens: result.tokens,
+              included: result.included,
+              // Named from the drop order, never the whole list: nearly every skill at scale.
+              ...namedOmissions(result, selected.omitted, OMITTED_NAMED),
+              searchFirst: result.searchFirst,
+            },
+            result.parts,
+          )
         : await textBody(result.parts);
-    return { value: { body: body.value, tokens: result.tokens }, bytes: body.bytes + 64 };
+    return {
+      value: { body: body.value, tokens: result.tokens, byLoads: result.omittedCount > 0 },
+      bytes: body.bytes + 64,
+    };
   }
 }

@@ -25,12 +25,18 @@ export interface BuiltArchive {
   sha256: string;
 }
 
-/** The deterministic archive of a version's files (the same bytes whether built at publish or later). */
+/**
+ * The deterministic archive of a version's files (the same bytes whether built at publish or later),
+ * laid out as archiveLayout says: a tar.gz inside a folder named after the skill (what `tar -xzf`
+ * users expect), a zip with the files at its root (what the discovery index's installers read).
+ * Either publishes again as the same digest: a single top folder holding SKILL.md is stripped.
+ */
 export async function buildArchive(
   files: readonly BundleFile[],
   format: ArchiveFormat,
+  skillName: string,
 ): Promise<BuiltArchive> {
-  const bytes = format === 'zip' ? await writeZip(files) : await writeTarGz(files);
+  const bytes = format === 'zip' ? await writeZip(files) : await writeTarGz(files, { prefix: skillName });
   return { format, bytes, sha256: fileDigest(bytes) };
 }
 
@@ -52,10 +58,12 @@ export async function buildPublishArchives(
   format: ArchiveFormat = PUBLISH_ARCHIVE_FORMAT,
 ): Promise<{ asPublished: BuiltArchive; installable: BuiltArchive }> {
   const installable = installableFiles(files, name, description);
-  const asPublished = buildArchive(files, format);
+  const asPublished = buildArchive(files, format, name);
   return {
     asPublished: await asPublished,
-    installable: installable.completed ? await buildArchive(installable.files, format) : await asPublished,
+    installable: installable.completed
+      ? await buildArchive(installable.files, format, name)
+      : await asPublished,
   };
 }
 
@@ -111,7 +119,7 @@ export class ArchiveService {
       }
       files = installable.files;
     }
-    const built = await buildArchive(files, format);
+    const built = await buildArchive(files, format, version.name);
     await this.archives.store([{ versionId: version.id, bytes: built.bytes, sha256: built.sha256 }], key);
     return (await this.archives.stored(version.id, key)) ?? built;
   }
@@ -152,7 +160,7 @@ export class ArchiveService {
             if (contents === 'installable') {
               ({ files, completed } = installableFiles(files, entry.name, entry.description));
             }
-            const archive = await buildArchive(files, format);
+            const archive = await buildArchive(files, format, entry.name);
             if (contents === 'installable' && !completed) {
               sameAsPublished.push({ versionId: entry.versionId, sha256: archive.sha256 });
             }

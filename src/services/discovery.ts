@@ -38,7 +38,9 @@ const entrySchema = z.object({
   digest: z
     .string()
     .regex(/^sha256:[0-9a-f]{64}$/)
-    .describe('sha256 of the exact bytes served at url'),
+    .describe(
+      "The archive's hash: sha256 of the exact bytes of the zip served at url (named digest by the discovery schema). Not the version's digest of GET /skills/{name}, which is over its files whatever the archive",
+    ),
   namespace: z.string().optional().describe('In a view: the layer (namespace) the skill resolves to'),
 });
 

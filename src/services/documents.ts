@@ -45,12 +45,22 @@ export const searchMatchSchema = z
   })
   .describe('Why this skill matched the search');
 
+/**
+ * The version's identity. Named `digest` wherever a version is described; the discovery index's
+ * `digest` is another thing (an archive's bytes), so the two say which they are.
+ */
+const versionDigest = z
+  .string()
+  .describe(
+    "sha256:<hex> over the version's files in canonical form (paths sorted, each path, size and bytes): the same whatever the upload or download format; not the hash of any archive (a bundle download gives its archive's in Repr-Digest, the discovery index as its entries' digest)",
+  );
+
 export const catalogueItemSchema = z.object({
   name: z.string(),
   description: z.string(),
   version: z.string(),
   tags: z.array(z.string()).describe('Dist-tags pointing at this version'),
-  digest: z.string(),
+  digest: versionDigest,
   updatedAt: z.string().describe('When this version became the one the tag points at'),
   tokens: tokenCountsSchema,
   match: searchMatchSchema.optional().describe('With q: why the skill matched, items being best first'),
@@ -86,7 +96,7 @@ export const fileEntrySchema = z.object({
 
 export const versionSummarySchema = z.object({
   version: z.string(),
-  digest: z.string(),
+  digest: versionDigest,
   createdAt: z.string(),
   yanked: z.boolean(),
   tags: z.array(z.string()),
@@ -113,7 +123,7 @@ export const skillDetailSchema = z.object({
   name: z.string(),
   version: z.string(),
   description: z.string(),
-  digest: z.string(),
+  digest: versionDigest,
   frontmatter: z.record(z.string(), z.unknown()),
   createdAt: z.string(),
   yanked: z.boolean(),
@@ -154,7 +164,7 @@ export const issueSchema = z.object({ path: z.string(), detail: z.string() });
 export const publishResultSchema = z.object({
   name: z.string(),
   version: z.string(),
-  digest: z.string(),
+  digest: versionDigest,
   created: z.boolean().describe('false when identical content was already published'),
   warnings: z.array(issueSchema),
   scan: scanSchema,
@@ -163,7 +173,7 @@ export const publishResultSchema = z.object({
 export const contentJsonSchema = z.object({
   name: z.string(),
   version: z.string(),
-  digest: z.string(),
+  digest: versionDigest,
   frontmatter: z.record(z.string(), z.unknown()),
   body: z.string(),
   files: z.array(fileEntrySchema),

@@ -162,7 +162,7 @@ export async function openRegistry(options: {
     signing,
     attestations: new AttestationService(reads, signing),
     reads,
-    agents: new AgentRenderingService(cache, catalogues),
+    agents: new AgentRenderingService(cache, catalogues, config.promptBudget),
     discovery: new DiscoveryService(cache, archives, reads, bundles, log),
     archives,
     bundles,

@@ -1,6 +1,7 @@
+import type { FastifyBaseLogger } from 'fastify';
 import type { SkillsRepository } from '../storage/skills-repository.js';
 import type { ScanService } from './scanning.js';
-import type { SkillWriteService } from './skill-writes.js';
+import { quarantineLogFields, type SkillWriteService } from './skill-writes.js';
 
 /**
  * POST /admin/rescan: every servable version scanned again with the present rules (and external
@@ -33,7 +34,12 @@ export class RescanService {
     private readonly writes: SkillWriteService,
   ) {}
 
-  async rescan(options: { actor: string; namespace?: string }): Promise<RescanReport> {
+  async rescan(options: {
+    actor: string;
+    namespace?: string;
+    /** The request's logger: one warn line per version the rescan newly blocks. */
+    log?: Pick<FastifyBaseLogger, 'warn'>;
+  }): Promise<RescanReport> {
     const report: RescanReport = {
       rules: this.scanning.rules,
       scanned: 0,
@@ -58,6 +64,10 @@ export class RescanService {
             report.verdicts[scan.verdict] += 1;
             if (outcome !== 'unchanged') report.changed += 1;
             if (outcome === 'quarantined') {
+              options.log?.warn(
+                { event: 'rescan.blocked', ...quarantineLogFields(target, scan, options.actor) },
+                'rescan blocked a version: quarantined',
+              );
               report.quarantinedCount += 1;
               if (report.quarantined.length < MAX_LISTED) {
                 const { namespace, name, version } = target;

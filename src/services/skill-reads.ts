@@ -10,7 +10,7 @@ import type { ResponseValidity } from '../cache/response-cache.js';
 import { BadRequestError } from '../errors.js';
 import { layersOf, type Scope, scopeKey, skillKey } from '../namespaces.js';
 import { argumentsFingerprint, declaredArgumentNames, substituteArguments } from '../render/arguments.js';
-import { renderSkillXml } from '../render/skill-content.js';
+import { renderSkillXml, SKILL_XML_RENDERING } from '../render/skill-content.js';
 import {
   type CatalogueItem,
   type CatalogueQuery,
@@ -420,7 +420,8 @@ export class SkillReadService {
     const resolved = await this.resolve(scope, name, selectorOf(query));
     const { record } = resolved;
     // The JSON rendering names the version, and one digest can be published under several versions.
-    const rendering = format === 'json' ? `json.${record.version}` : format;
+    const rendering =
+      format === 'json' ? `json.${record.version}` : format === 'xml' ? SKILL_XML_RENDERING : format;
     const variant =
       argumentString === undefined ? rendering : `${rendering}.a${argumentsFingerprint(argumentString)}`;
     const headers = { 'x-skill-version': record.version };

@@ -16,6 +16,7 @@ import type { ScanResult } from '../scan/index.js';
 import { encodeTerms, searchDocument } from '../search/document.js';
 import { archiveKey, LATEST, type VersionRow } from '../storage/records.js';
 import type { SkillsRepository, SkillWrite } from '../storage/skills-repository.js';
+import { tokenNameOf } from '../storage/tokens-repository.js';
 import { buildPublishArchives } from './archives.js';
 import { unknownNamespace, unknownSkill, unknownVersion } from './not-found.js';
 import { promptTokenColumns } from './prompt-tokens.js';
@@ -50,9 +51,42 @@ export interface PublishResult {
   scan: ScanResult;
 }
 
+/** What the security log says of a quarantined publish or rescan (never a secret). */
+export interface QuarantineLogFields {
+  namespace: string;
+  skill: string;
+  version: string;
+  /** The rules that found something, each once. */
+  rules: string[];
+  findings: number;
+  /** The name of the token that made the write: the publisher, or who ran the rescan. */
+  token: string;
+}
+
+export function quarantineLogFields(
+  target: { namespace: string; name: string; version: string },
+  scan: ScanResult,
+  actor: string,
+): QuarantineLogFields {
+  return {
+    namespace: target.namespace,
+    skill: target.name,
+    version: target.version,
+    rules: [...new Set(scan.findings.map((finding) => finding.rule))],
+    findings: scan.findings.length,
+    token: tokenNameOf(actor),
+  };
+}
+
 /** A publish the scan blocked: 422 with the whole scan; the version is stored in quarantine. */
 export class QuarantineError extends AppError {
-  constructor(name: string, scan: ScanResult, version: string) {
+  constructor(
+    name: string,
+    scan: ScanResult,
+    version: string,
+    /** For the security log (src/http/plugins/security-log.ts); not part of the answer. */
+    readonly logFields?: QuarantineLogFields & { created: boolean },
+  ) {
     const worst = scan.findings
       .slice(0, 3)
       .map(
@@ -350,7 +384,14 @@ export class SkillWriteService {
         })
         .catch(() => undefined);
     }
-    if (held) throw new QuarantineError(skill.name, scan, answer.version);
+    if (held) {
+      const namespace = input.namespace ?? DEFAULT_NAMESPACE;
+      const target = { namespace, name: skill.name, version: answer.version };
+      throw new QuarantineError(skill.name, scan, answer.version, {
+        ...quarantineLogFields(target, scan, input.actor),
+        created: answer.created,
+      });
+    }
     return answer;
   }
 

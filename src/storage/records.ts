@@ -17,11 +17,24 @@ export type ArchiveFormat = 'tar.gz' | 'zip';
  */
 export type ArchiveContents = 'installable' | 'as-published';
 
-/** How an archive is stored (version_archives.format): its format, prefixed for installable contents. */
-export type ArchiveKey = ArchiveFormat | `installable.${ArchiveFormat}`;
+/**
+ * The shape of a stored archive: zip holds the files at its root (installers read SKILL.md there);
+ * tar.gz holds them inside a folder named after the skill, so `tar -xzf` makes that one folder.
+ * tar.gz archives stored before that held the files at the root under the key `tar.gz`: the new key
+ * leaves them unread (the new shape is built on first request) and gives the new bytes new ETags.
+ */
+export type ArchiveLayout = 'zip' | 'tar.gz+folder';
+
+/** How an archive is stored (version_archives.format): its layout, prefixed for installable contents. */
+export type ArchiveKey = ArchiveLayout | `installable.${ArchiveLayout}`;
+
+export function archiveLayout(format: ArchiveFormat): ArchiveLayout {
+  return format === 'tar.gz' ? 'tar.gz+folder' : 'zip';
+}
 
 export function archiveKey(format: ArchiveFormat, contents: ArchiveContents): ArchiveKey {
-  return contents === 'installable' ? `installable.${format}` : format;
+  const layout = archiveLayout(format);
+  return contents === 'installable' ? `installable.${layout}` : layout;
 }
 
 /** How a read names the version it wants: an exact version, a dist-tag, or neither (latest). */

@@ -18,6 +18,11 @@ export interface Principal {
   namespaces?: string[];
 }
 
+/** A principal's token name as logs show it: the stored token's name, else the actor ("admin-token"). */
+export function tokenNameOf(actor: string): string {
+  return actor.startsWith('token:') ? actor.slice('token:'.length) : actor;
+}
+
 export interface TokenSummary {
   id: string;
   name: string;
@@ -110,6 +115,15 @@ export class TokensRepository {
     return rows as TokenSummary[];
   }
 
+  /** One active token's summary (never its secret), or undefined once revoked or unknown. */
+  async summary(id: string): Promise<TokenSummary | undefined> {
+    const [row] = await this.db
+      .select(summaryColumns)
+      .from(tokens)
+      .where(and(eq(tokens.id, id), isNull(tokens.revokedAt)));
+    return row as TokenSummary | undefined;
+  }
+
   async revoke(id: string, actor: string): Promise<void> {
     await this.db.transaction(async (tx) => {
       const [row] = await tx
@@ -123,8 +137,13 @@ export class TokensRepository {
     });
   }
 
-  /** The principal a presented secret stands for, or why it stands for nobody. */
-  async authenticate(secret: string): Promise<Principal | { refused: 'unknown' | 'revoked' | 'expired' }> {
+  /**
+   * The principal a presented secret stands for, or why it stands for nobody (with the token's name
+   * when the secret is one of a revoked or expired token, for the security log).
+   */
+  async authenticate(
+    secret: string,
+  ): Promise<Principal | { refused: 'unknown' } | { refused: 'revoked' | 'expired'; name: string }> {
     const [row] = await this.db
       .select({
         id: tokens.id,
@@ -137,8 +156,8 @@ export class TokensRepository {
       .from(tokens)
       .where(eq(tokens.secretHash, hashSecret(secret)));
     if (!row) return { refused: 'unknown' };
-    if (row.revokedAt) return { refused: 'revoked' };
-    if (row.expiresAt && row.expiresAt.getTime() <= Date.now()) return { refused: 'expired' };
+    if (row.revokedAt) return { refused: 'revoked', name: row.name };
+    if (row.expiresAt && row.expiresAt.getTime() <= Date.now()) return { refused: 'expired', name: row.name };
     // Best effort: a missed last-used stamp must never fail the request it describes.
     this.db
       .update(tokens)

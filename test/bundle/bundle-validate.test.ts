@@ -2,7 +2,13 @@ import matter from 'gray-matter';
 import { describe, expect, it } from 'vitest';
 import { decodeUtf8, splitFrontmatter } from '../../src/bundle/frontmatter.js';
 import { BundleError, DEFAULT_LIMITS, type NormalizedBundle } from '../../src/bundle/types.js';
-import { firstParagraph, parseSkillMd, suggestName, validateBundle } from '../../src/bundle/validate.js';
+import {
+  descriptionSection,
+  firstParagraph,
+  parseSkillMd,
+  suggestName,
+  validateBundle,
+} from '../../src/bundle/validate.js';
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
 const parse = (text: string, ctx: { folderName?: string; nameOverride?: string } = {}) =>
@@ -148,6 +154,61 @@ describe('description', () => {
     expect(parsed.description).toBe('This skill does things across lines.');
     expect(parsed.frontmatter.description).toBe(parsed.description);
     expect(details(parsed.warnings)).toContain("no 'description'");
+  });
+
+  it('prefers the text under a heading named Description to the first paragraph', () => {
+    const body = [
+      '# PDF tools',
+      '',
+      'An introduction that is not the description.',
+      '',
+      '## Description',
+      '',
+      'Fills, merges and splits **PDF** forms.',
+      'Use when a user hands over a PDF.',
+      '',
+      '- Works offline',
+      '',
+      '## Usage',
+      '',
+      'Run the script.',
+    ].join('\n');
+    const parsed = parse(skill('name: a', body));
+    expect(parsed.description).toBe(
+      'Fills, merges and splits PDF forms. Use when a user hands over a PDF. Works offline',
+    );
+    expect(parsed.frontmatter.description).toBe(parsed.description);
+    expect(details(parsed.warnings)).toContain("no 'description'");
+    expect(details(parsed.warnings)).toContain('Description section');
+    // Without such a heading, the first paragraph, as before.
+    const plain = parse(skill('name: a', body.replace('## Description', '## Summary')));
+    expect(plain.description).toBe('An introduction that is not the description.');
+    expect(details(plain.warnings)).toContain('first paragraph');
+  });
+
+  it('finds the Description heading at any level and in any letter case, and skips code', () => {
+    const cases: [string, string | undefined][] = [
+      ['# Title\n\nIntro.\n\n### DESCRIPTION\nDeep text.\n', 'Deep text.'],
+      ['# description:\n\nWith a colon.\n# Next\n\nNot this.', 'With a colon.'],
+      ['Intro.\n\nDescription\n-----------\n\nSetext text.\n\nUsage\n=====\nNo.', 'Setext text.'],
+      ['Intro.\r\n\r\n## Description\r\n\r\nCRLF text.\r\n', 'CRLF text.'],
+      ['```\n## Description\nIn code.\n```\n\n## Description ##\n\nAfter code.', 'After code.'],
+      // A heading with no prose under it: the first paragraph instead.
+      ['Intro line.\n\n## Description\n\n## Usage\n\nRun.', undefined],
+      ['# Title\n\n## Descriptions of things\n\nNot a Description heading.', undefined],
+    ];
+    for (const [body, expected] of cases) {
+      expect(descriptionSection(body), body).toBe(expected);
+    }
+    expect(parse(skill('name: a', cases[5]![0])).description).toBe('Intro line.');
+  });
+
+  it('cuts a long Description section at a word boundary, within the limit', () => {
+    const parsed = parse(
+      skill('name: a', `# T\n\n## Description\n\n${'word '.repeat(100)}\n\n${'more '.repeat(300)}\n`),
+    );
+    expect([...parsed.description].length).toBeLessThanOrEqual(1024);
+    expect(parsed.description).toMatch(/^word word .* more more.*…$/);
   });
 
   it('cuts a long first paragraph at a word boundary', () => {

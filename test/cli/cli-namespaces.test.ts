@@ -196,6 +196,9 @@ describe('skillreg with --namespace and --view', () => {
     expect(refused.stderr).toContain('scripts/run.sh:2');
     const warned = await cli(['publish', path.join(root, 'skills', flagged), ...global()]);
     expect(warned.code, warned.stderr).toBe(0);
-    expect(warned.stdout).toMatch(/scan {2}SKILL\.md:\d+ hidden-unicode\/[a-z-]+ \(medium\)/);
+    // The result on stdout, what the scan found (a warning) on stderr.
+    expect(warned.stdout).toMatch(new RegExp(`^created\\s+${flagged}@1\\.0\\.0`, 'm'));
+    expect(warned.stdout).not.toContain('hidden-unicode');
+    expect(warned.stderr).toMatch(/medium {3}SKILL\.md:\d+ {2}hidden-unicode\/[a-z-]+: /);
   });
 });

@@ -4,13 +4,10 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile 
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { runCli } from '../../src/cli/main.js';
-import { capturedOutput } from '../helpers/cli-output.js';
+import { binaryEnv, type CliRun, runSkillreg, SKILLREG_BIN, showRun } from '../helpers/cli-output.js';
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/context.js';
-import { startFlakyProxy } from '../helpers/flaky-proxy.js';
 import { withDatabase } from '../helpers/global-setup.js';
 
 /**
@@ -18,14 +15,9 @@ import { withDatabase } from '../helpers/global-setup.js';
  * real service listening on a port, with real skill trees on disk.
  */
 
-const PROJECT = fileURLToPath(new URL('../..', import.meta.url));
-const BIN = path.join(PROJECT, 'bin', 'skillreg.js');
+const BIN = SKILLREG_BIN;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = CliRun;
 
 let ctx: TestApp;
 let url: string;
@@ -35,38 +27,14 @@ let outside: string;
 
 /** The environment of every run: no inherited registry or database settings, CI mode on. */
 function baseEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value === undefined || key.startsWith('SKILLREG_') || key === 'DATABASE_URL') continue;
-    env[key] = value;
-  }
-  return { ...env, CI: 'true', NO_COLOR: '1', SKILLREG_URL: url, SKILLREG_TOKEN: ADMIN_TOKEN };
+  return binaryEnv(url, ADMIN_TOKEN);
 }
 
 function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
-  const merged: Record<string, string> = baseEnv();
-  for (const [key, value] of Object.entries(env)) {
-    if (value === undefined) delete merged[key];
-    else merged[key] = value;
-  }
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: work, env: merged });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runSkillreg(args, { cwd: work, url, token: ADMIN_TOKEN, env });
 }
 
-function show(run: Run): string {
-  return `exit ${run.code}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`;
-}
+const show = showRun;
 
 async function write(file: string, content: string | Uint8Array, mode?: number): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
@@ -185,56 +153,9 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-describe('skillreg CLI (subprocess, live service)', () => {
+// Every test starts the binary several times: seconds each on a busy machine.
+describe('skillreg CLI (subprocess, live service)', { timeout: 120_000 }, () => {
   const tokens: { publish?: string; read?: string } = {};
-
-  it('prints --help for every command and exits 0', async () => {
-    const commands = [
-      [],
-      ['serve'],
-      ['migrate'],
-      ['validate'],
-      ['publish'],
-      ['sync'],
-      ['pull'],
-      ['token'],
-      ['token', 'create'],
-      ['token', 'list'],
-      ['token', 'revoke'],
-    ];
-    // The binary for two of them; the rest in-process through runCli, the very code the binary runs.
-    const [binaryRoot, binarySync] = await Promise.all([cli(['--help']), cli(['sync', '--help'])]);
-    const runs: Run[] = [];
-    for (const command of commands) {
-      const { output, captured } = capturedOutput();
-      const code = await runCli([...command, '--help'], output);
-      runs.push({ code, ...captured });
-    }
-    expect(binaryRoot!.code, show(binaryRoot!)).toBe(0);
-    expect(binaryRoot!.stdout).toBe(runs[0]!.stdout);
-    expect(binarySync!.code, show(binarySync!)).toBe(0);
-    expect(binarySync!.stdout).toBe(runs[5]!.stdout);
-    runs.forEach((run, index) => {
-      const command = commands[index]!;
-      expect(run.code, `${command.join(' ')} --help\n${show(run)}`).toBe(0);
-      expect(run.stdout).toContain(`Usage: skillreg ${command.join(' ')}`.trimEnd());
-      expect(run.stdout).toContain('Examples:');
-      expect(run.stderr).toBe('');
-    });
-    const [root, , , validate, publish, sync, pull, , create] = runs;
-    for (const command of ['serve', 'migrate', 'validate', 'publish', 'sync', 'pull', 'token']) {
-      expect(root!.stdout).toContain(command);
-    }
-    expect(root!.stdout).toContain('SKILLREG_URL');
-    expect(root!.stdout).toContain('SKILLREG_TOKEN');
-    expect(validate!.stdout).toContain('offline');
-    expect(publish!.stdout).toMatch(/--version <version>[\s\S]*--tag <tag>/);
-    expect(sync!.stdout).toContain('--dry-run');
-    expect(sync!.stdout).toContain('node_modules');
-    expect(sync!.stdout).toContain('--token <token>'); // global options are shown on every command
-    expect(pull!.stdout).toContain('--force');
-    expect(create!.stdout).toMatch(/--scope <scope\.\.\.>[\s\S]*read[\s\S]*publish[\s\S]*admin/);
-  });
 
   it('token create, list and revoke with the admin token; secrets never listed', async () => {
     const publish = await cli(['token', 'create', '--name', 'cli-publish', '--scope', 'publish']);
@@ -306,7 +227,9 @@ describe('skillreg CLI (subprocess, live service)', () => {
     expect(tree.stdout).toMatch(/ok\s+\S*\.agents\/skills\/cli-gamma/);
     expect(tree.stdout).toMatch(/ok\s+\S*tools\/deeply\/nested\/cli-delta/);
     expect(tree.stdout).toMatch(/ok\s+\S*(skills\/cli-beta|beta-link)\s+\(cli-beta, 6 files/);
-    expect(tree.stdout).toMatch(/warn\s+SKILL\.md\S*: .*unknown-key/);
+    // Warnings on stderr, each naming its folder; results on stdout.
+    expect(tree.stderr).toMatch(/^ {2}warn {3}\S*\.agents\/skills\/cli-gamma: SKILL\.md: .*'unknown-key'/m);
+    expect(tree.stdout).not.toContain('warn');
     expect(tree.stderr).toMatch(/FAIL\s+\S*skills\/bad/);
     expect(tree.stderr).toMatch(/error\s+SKILL\.md#name: name 'Bad Name' .*try 'bad-name'/);
     expect(tree.stderr).toMatch(/FAIL\s+\S*skills\/leaky/);
@@ -319,7 +242,9 @@ describe('skillreg CLI (subprocess, live service)', () => {
     expect(good.code, show(good)).toBe(0);
     expect(good.stdout).toMatch(/^ok\s+repo\/skills\/cli-beta\s+\(cli-beta, 6 files, sha256:/m);
     expect(good.stdout).toContain('1 valid, 0 invalid');
-    expect(good.stderr).toBe('');
+    expect(good.stderr.trimEnd().split('\n')).toEqual([
+      expect.stringMatching(/^ {2}warn {3}SKILL\.md#description: /),
+    ]);
   });
 
   it('publish: prints name, version, digest and created, then unchanged for the same content', async () => {
@@ -404,7 +329,9 @@ describe('skillreg CLI (subprocess, live service)', () => {
     expect(leaky?.slice(0, 2)).toEqual(['refused', '-']);
     expect(leaky?.[4]).toMatch(/symbolic link 'secret\.txt' points outside the skill folder/);
     expect(run.stdout).toContain('3 published, 1 unchanged, 2 refused');
-    expect(run.stdout).toMatch(/\d+ warning\(s\): run 'skillreg validate /);
+    expect(run.stdout).toMatch(/^3 published, 1 unchanged, 2 refused; \d+ warnings \(on stderr\)$/m);
+    expect(run.stderr).toMatch(/^ {2}warn {3}\.agents\/skills\/cli-gamma: SKILL\.md: .*'unknown-key'/m);
+    expect(run.stdout).not.toContain('unknown-key');
 
     const catalogue = (await ctx.app.inject('/skills')).json() as { items: { name: string }[] };
     expect(catalogue.items.map((item) => item.name).sort()).toEqual([
@@ -464,7 +391,13 @@ describe('skillreg CLI (subprocess, live service)', () => {
     expect(run.stdout).toContain('2 published, 3 unchanged, 0 refused');
     expect(await versionsOf('cli-beta')).toEqual(['1.0.1', '1.0.0']);
     expect(await versionsOf('cli-epsilon')).toEqual(['3.1.0']);
-    expect(run.stderr).toBe('');
+    // stderr holds the registry's warnings and nothing else.
+    expect(
+      run.stderr
+        .trimEnd()
+        .split('\n')
+        .filter((line) => !line.startsWith('  warn   ')),
+    ).toEqual([]);
   });
 
   it('pull restores every byte and the executable bit, verifying the digest; refuses a non-empty target', async () => {
@@ -492,69 +425,6 @@ describe('skillreg CLI (subprocess, live service)', () => {
     const missing = await cli(['pull', 'cli-no-such-skill', path.join(work, 'pulled/none')]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/404 .*cli-no-such-skill/);
-  });
-
-  it('waits out 429 and 503 as Retry-After asks, saying so, and publishes; SKILLREG_RETRIES=0 fails at once', async () => {
-    const proxy = await startFlakyProxy(url);
-    try {
-      const tree = path.join(work, 'retry-tree');
-      await write(
-        path.join(tree, 'skills/cli-retry/SKILL.md'),
-        skill('cli-retry', 'Retry: published after a 429.'),
-      );
-      proxy.script([{ status: 429, headers: { 'retry-after': '1' } }], (method) => method === 'POST');
-      const sync = await cli(['sync', tree], { SKILLREG_URL: proxy.url });
-      expect(sync.code, show(sync)).toBe(0);
-      // The wait shows in the progress (CI: a plain line) rather than looking like a hang.
-      expect(sync.stdout).toMatch(
-        /^\s+waiting: rate limited \(429\); retrying POST \/skills in 1\.\d s as Retry-After asks \(attempt 2 of 4\)$/m,
-      );
-      expect(row(sync.stdout, 'skills/cli-retry')?.slice(0, 3)).toEqual(['published', 'cli-retry', '1.0.0']);
-      expect(sync.stdout).toContain('1 published, 0 unchanged, 0 refused');
-      expect(
-        proxy.seen.filter((request) => request.method === 'POST').map((request) => request.outcome),
-      ).toEqual([429, 'proxied']);
-
-      // publish: the waiting line goes to stderr, the result to stdout as usual.
-      await write(
-        path.join(tree, 'skills/cli-retry/SKILL.md'),
-        skill('cli-retry', 'Retry: published after a 503.'),
-      );
-      proxy.script([{ status: 503, headers: { 'retry-after': '0' } }], (method) => method === 'POST');
-      const published = await cli(['publish', path.join(tree, 'skills/cli-retry')], {
-        SKILLREG_URL: proxy.url,
-      });
-      expect(published.code, show(published)).toBe(0);
-      expect(published.stdout).toMatch(/^created\s+cli-retry@1\.0\.1\s/m);
-      expect(published.stderr).toMatch(
-        /^skillreg: registry unavailable \(503\); retrying POST \/skills in 0\.\d s/m,
-      );
-
-      // Retrying off: the first refusal is the answer; a 429 left after the retries stops a sync.
-      proxy.script([{ status: 503, headers: { 'retry-after': '0' } }], (method) => method === 'GET');
-      const impatient = await cli(['pull', 'cli-retry', path.join(work, 'pulled/retry')], {
-        SKILLREG_URL: proxy.url,
-        SKILLREG_RETRIES: '0',
-      });
-      expect(impatient.code, show(impatient)).toBe(1);
-      expect(impatient.stderr).toMatch(/^503 /m);
-      expect(impatient.stderr).not.toContain('retrying');
-      await write(
-        path.join(tree, 'skills/cli-retry/SKILL.md'),
-        skill('cli-retry', 'Retry: refused until the retries run out.'),
-      );
-      proxy.script(
-        Array.from({ length: 2 }, () => ({ status: 429, headers: { 'retry-after': '0' } })),
-        (method) => method === 'POST',
-      );
-      const stopped = await cli(['sync', tree, '--retries', '1'], { SKILLREG_URL: proxy.url });
-      expect(stopped.code, show(stopped)).toBe(1);
-      expect(stopped.stdout).toContain('(attempt 2 of 2)');
-      expect(stopped.stderr).toMatch(/sync stopped: 429 /);
-      expect(await versionsOf('cli-retry')).toEqual(['1.0.1', '1.0.0']);
-    } finally {
-      await proxy.close();
-    }
   });
 
   it('fails with the reason when the registry cannot be reached', async () => {

@@ -1,7 +1,7 @@
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readArchive } from '../../src/bundle/archive-read.js';
+import { readServedArchive } from '../../src/bundle/archive-read.js';
 import { writeTarGz } from '../../src/bundle/archive-write.js';
 import { DEFAULT_LIMITS } from '../../src/bundle/types.js';
 import {
@@ -131,7 +131,7 @@ describe('retrying against a real listening server', () => {
     }
     expect(events).toEqual([expect.objectContaining({ status: 503, retryAfter: true, attempt: 1 })]);
     // What the registry stored is the bundle, file for file.
-    const stored = await readArchive((await client.getBundle(name)).value, 'tar.gz', DEFAULT_LIMITS);
+    const stored = await readServedArchive((await client.getBundle(name)).value, 'tar.gz', DEFAULT_LIMITS);
     expect(stored.map((file) => file.path).sort()).toEqual(['SKILL.md', 'references/guide.md']);
   });
 

@@ -222,6 +222,17 @@ describe('the typed client against the live service', () => {
       version: '1.0.0',
     });
     expect(await client.yank(name, '1.0.1')).toMatchObject({ name, version: '1.0.1', yanked: true });
+    const found = (await client.search(`${name} skill`, { limit: 3 })).value;
+    expect(found.results.map((result) => result.name)).toContain(name);
+    const view = uniqueName('client-view');
+    expect(await client.putView(view, { layers: ['default'], description: 'All' })).toMatchObject({
+      created: true,
+      view: { name: view, layers: ['default'], description: 'All' },
+    });
+    expect((await client.putView(view, { layers: ['default'] })).created).toBe(false);
+    expect((await client.getView(view)).value).toMatchObject({ name: view, description: null });
+    expect((await client.listViews()).value.items.map((item) => item.name)).toContain(view);
+    await client.deleteView(view);
     const token = await client.createToken({ name: 'client-test', scopes: ['read'] });
     expect((await client.listTokens()).map((item) => item.id)).toContain(token.id);
     await client.revokeToken(token.id);
@@ -256,6 +267,11 @@ describe('the typed client against the live service', () => {
         'GET /skills/{name}/bundle',
         'PUT /skills/{name}/tags/{tag}',
         'DELETE /skills/{name}/versions/{version}',
+        'GET /search',
+        'GET /views',
+        'GET /views/{view}',
+        'PUT /views/{view}',
+        'DELETE /views/{view}',
         'POST /tokens',
         'GET /tokens',
         'DELETE /tokens/{id}',

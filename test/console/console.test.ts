@@ -1,24 +1,18 @@
-import { existsSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/context.js';
 import { listening } from '../helpers/http.js';
-
-// The web console in a real Chromium (Debian's, driven by playwright-core). Screenshots of the main
-// pages land in test-artifacts/console/.
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const enabled = existsSync(CHROMIUM);
-if (!enabled) {
-  console.log(
-    `[console] skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)`,
-  );
-}
-const ARTIFACTS = path.resolve('test-artifacts/console');
+import {
+  axeViolations,
+  chromiumInstalled as enabled,
+  freshPage,
+  launchChromium,
+  shot,
+  sidewaysOverflow,
+  signIn,
+  watchFailures,
+} from './browser.js';
 
 let ctx: TestApp;
 let base: string;
@@ -30,7 +24,6 @@ const bareName = uniqueName('console-bare');
 
 beforeAll(async () => {
   if (!enabled) return;
-  await mkdir(ARTIFACTS, { recursive: true });
   ctx = await createTestApp();
   base = await listening(ctx.app);
   const v1 = files({
@@ -60,11 +53,7 @@ beforeAll(async () => {
       })
     ).statusCode,
   ).toBe(201);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
@@ -72,20 +61,10 @@ afterAll(async () => {
   await ctx?.close();
 });
 
-async function freshPage(viewport = { width: 1280, height: 900 }): Promise<Page> {
-  context = await browser.newContext({ viewport });
-  const page = await context.newPage();
-  return page;
-}
-
-async function signIn(page: Page, token = ADMIN_TOKEN) {
-  await page.locator('.signin').getByLabel('Token').fill(token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByText('Signed in for this tab').waitFor();
-}
-
-async function shot(page: Page, name: string) {
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+async function openPage(viewport?: { width: number; height: number }): Promise<Page> {
+  const opened = await freshPage(browser, viewport);
+  context = opened.context;
+  return opened.page;
 }
 
 /** Fills in the skill page's tag control and submits it. */
@@ -97,21 +76,6 @@ async function moveTag(page: Page, tag: string, version: string) {
     .getByLabel('Version')
     .selectOption(version);
   await page.getByRole('button', { name: 'Move tag' }).click();
-}
-
-/** axe-core's serious and critical violations on the page as it stands. */
-async function axeViolations(page: Page): Promise<string[]> {
-  const source = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-  // Evaluated through the DevTools protocol, which the page's CSP does not govern.
-  await page.evaluate(source);
-  const results = (await page.evaluate(async () => {
-    // biome-ignore lint/suspicious/noExplicitAny: axe is a global the evaluated source defines
-    const axe = (globalThis as any).axe;
-    return axe.run(document, { resultTypes: ['violations'] });
-  })) as { violations: { id: string; impact: string; nodes: { target: string[] }[] }[] };
-  return results.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
 describe.skipIf(!enabled)('web console (Chromium)', () => {
@@ -126,6 +90,9 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
       expect(csp).not.toContain('unsafe-eval');
     }
     const html = (await ctx.app.inject({ url: '/ui' })).body;
+    // What the app would otherwise learn from a failing request, said in the page.
+    expect(html).toContain('<meta name="skillreg-read-auth" content="false">');
+    expect(html).toMatch(/<meta name="skillreg-public-url" content="http:\/\/[^"]+">/);
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
     expect(html).not.toMatch(/\son[a-z]+=/i);
     expect(html).not.toMatch(/style=/);
@@ -133,7 +100,7 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
   });
 
   it('catalogue: lists skills, searches as you type, filters by scan verdict, opens a skill', async () => {
-    const page = await freshPage();
+    const page = await openPage();
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
     await page.goto(`${base}/ui`);
@@ -155,11 +122,12 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
   it('skill page: rendered SKILL.md, frontmatter, file viewer with highlighting, diff, attestation, usage', async () => {
     // Some use to chart.
     for (let i = 0; i < 3; i++) await ctx.app.inject({ url: `/skills/${skillName}/content` });
-    const page = await freshPage();
+    const page = await openPage();
     await page.goto(`${base}/ui/skills/${skillName}`);
     await page.locator('.markdown h1', { hasText: 'Slide decks from CSVs' }).waitFor();
     await expect.poll(() => page.locator('dl.frontmatter dt').allTextContents()).toContain('description');
-    await page.getByRole('button', { name: 'scripts/build.py' }).click();
+    await page.getByRole('link', { name: 'scripts/build.py' }).click();
+    expect(new URL(page.url()).pathname).toBe(`/ui/skills/${skillName}/files/scripts/build.py`);
     await page.locator('.viewer .hljs-keyword').first().waitFor();
     expect(await page.locator('.viewer pre code').textContent()).toContain('def build(path)');
 
@@ -181,11 +149,18 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
     await context.close();
   });
 
-  it('moves a dist-tag through the UI once signed in, and says why it cannot before', async () => {
-    const page = await freshPage();
+  it('moves a dist-tag through the UI once signed in, and says up front why it cannot before', async () => {
+    const page = await openPage();
+    const failures = watchFailures(page);
     await page.goto(`${base}/ui/skills/${skillName}`);
-    await moveTag(page, 'stable', '1.0.0');
-    await page.getByRole('alert').filter({ hasText: '401' }).waitFor();
+    await page
+      .getByRole('note')
+      .filter({ hasText: 'Sign in with a token with scope publish to move dist-tags' })
+      .waitFor();
+    expect(await page.getByRole('button', { name: 'Move tag' }).isVisible()).toBe(false);
+    await page.waitForLoadState('networkidle');
+    // Nothing was tried and refused behind the reader's back.
+    expect(failures.requests.filter((r) => !r.endsWith('/marketplace.json'))).toEqual([]);
 
     await signIn(page);
     await moveTag(page, 'stable', '1.0.0');
@@ -201,7 +176,7 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
   });
 
   it('creates a token (secret shown once) and revokes it through the UI', async () => {
-    const page = await freshPage();
+    const page = await openPage();
     page.on('dialog', (dialog) => void dialog.accept());
     await page.goto(`${base}/ui/tokens`);
     await signIn(page);
@@ -260,7 +235,7 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
       }),
     );
     expect([201, 200]).toContain(res.statusCode);
-    const page = await freshPage();
+    const page = await openPage();
     const violations: string[] = [];
     page.on('console', (message) => {
       if (message.type() === 'error') violations.push(message.text());
@@ -278,7 +253,7 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
       }
     }
     await page.locator('.markdown').getByText('cover').click();
-    await page.getByRole('button', { name: 'page.html' }).click();
+    await page.getByRole('link', { name: 'page.html' }).click();
     await page.locator('.viewer pre code').waitFor();
     await page.waitForTimeout(300);
     const pages = context.pages();
@@ -345,7 +320,7 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
       );
       expect(res.statusCode).toBe(201);
     }
-    const page = await freshPage();
+    const page = await openPage();
     await page.goto(`${base}/ui/namespaces`);
     await signIn(page);
     await page.getByRole('link', { name: org }).waitFor();
@@ -381,7 +356,7 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
       }),
     );
     expect(res.statusCode, res.body).toBe(422);
-    const page = await freshPage();
+    const page = await openPage();
     await page.goto(`${base}/ui/quarantine`);
     await signIn(page);
     const card = page.getByRole('article', { name: `default/${blocked}@1.0.0` });
@@ -408,8 +383,10 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
     await context.close();
   });
 
-  it('is keyboard navigable, readable at phone width and has no serious axe-core violations', async () => {
-    const page = await freshPage();
+  it('is keyboard navigable, readable at phone width and has no serious axe-core violations', {
+    timeout: 120_000,
+  }, async () => {
+    const page = await openPage();
     await page.goto(`${base}/ui`);
     await page.getByRole('link', { name: skillName }).waitFor();
     await page.keyboard.press('Tab');
@@ -443,7 +420,7 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
     expect(failures).toEqual({});
     await context.close();
 
-    const phone = await freshPage({ width: 390, height: 844 });
+    const phone = await openPage({ width: 390, height: 844 });
     for (const [route, name] of [
       ['/ui', 'phone-catalogue'],
       [`/ui/skills/${skillName}`, 'phone-skill'],
@@ -451,8 +428,7 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
       await phone.goto(`${base}${route}`);
       await phone.locator('main h1').first().waitFor();
       await phone.waitForLoadState('networkidle');
-      const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-      expect(overflow, route).toBeLessThanOrEqual(0);
+      expect(await sidewaysOverflow(phone), route).toBeLessThanOrEqual(0);
       await shot(phone, name);
     }
     await context.close();

@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { runCli } from '../../src/cli/main.js';
 import type { Output } from '../../src/cli/output.js';
 
@@ -29,4 +31,68 @@ export async function cliInProcess(
   const { output, captured } = capturedOutput();
   const code = await runCli(args, output);
   return { code, ...captured };
+}
+
+/** What a run of the real binary printed, and how it ended. */
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export const SKILLREG_BIN = fileURLToPath(new URL('../../bin/skillreg.js', import.meta.url));
+
+/**
+ * The environment of a run of the real binary: this process's, without any registry or database
+ * setting, in CI mode (plain lines), pointed at `url` with `token`.
+ */
+export function binaryEnv(url: string, token?: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value === undefined || key.startsWith('SKILLREG_') || key === 'DATABASE_URL') continue;
+    env[key] = value;
+  }
+  return {
+    ...env,
+    CI: 'true',
+    NO_COLOR: '1',
+    SKILLREG_URL: url,
+    ...(token ? { SKILLREG_TOKEN: token } : {}),
+  };
+}
+
+/**
+ * `node bin/skillreg.js <args>` as a real process. `env` entries override binaryEnv's (undefined removes
+ * one); `closeStdout` closes the reading end of its stdout at once, as `| true` would.
+ */
+export function runSkillreg(
+  args: string[],
+  options: {
+    cwd: string;
+    url: string;
+    token?: string;
+    env?: Record<string, string | undefined>;
+    closeStdout?: boolean;
+  },
+): Promise<CliRun> {
+  const env = binaryEnv(options.url, options.token);
+  for (const [key, value] of Object.entries(options.env ?? {})) {
+    if (value === undefined) delete env[key];
+    else env[key] = value;
+  }
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [SKILLREG_BIN, ...args], { cwd: options.cwd, env });
+    let stdout = '';
+    let stderr = '';
+    if (options.closeStdout) child.stdout.destroy();
+    else child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** A run, for an assertion's message. */
+export function showRun(run: CliRun): string {
+  return `exit ${run.code}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`;
 }

@@ -7,6 +7,7 @@ export interface PromptJson {
   tokens: number;
   included: { name: string; version: string; location: string; tokens: { entry: number; body: number } }[];
   omitted: { name: string; reason: string }[];
+  omittedCount: number;
   searchFirst: boolean;
 }
 
@@ -46,6 +47,8 @@ function parseXml(source: string): XmlElement {
     consumed = token.lastIndex;
     const top = stack[stack.length - 1]!;
     if (match[3] !== undefined) {
+      // `]]>` is the one sequence character data may not hold raw (XML 1.0, CharData).
+      if (match[3].includes(']]>')) throw new Error('raw ]]> in character data');
       top.text += match[3].replace(/&([a-z]+);|&/g, (whole, name?: string) => {
         const value = name === undefined ? undefined : ENTITIES[name];
         if (value === undefined) throw new Error(`bad entity near ${whole}`);

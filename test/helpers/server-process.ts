@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { cpSync, readFileSync, symlinkSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -17,6 +17,8 @@ export interface Dockerfile {
   runtime: { keyword: string; args: string }[];
   /** The runtime stage's CMD, exec form. */
   cmd: string[];
+  /** The runtime stage's ENTRYPOINT, exec form ([] when none). */
+  entrypoint: string[];
   /** The HEALTHCHECK's command, exec form. */
   healthcheck: string[];
   healthcheckOptions: string;
@@ -53,6 +55,7 @@ export function readDockerfile(file = path.join(REPO_ROOT, 'Dockerfile')): Docke
     return parsed;
   };
   const cmds = runtime.filter((i) => i.keyword === 'CMD');
+  const entrypoints = runtime.filter((i) => i.keyword === 'ENTRYPOINT');
   const healthchecks = runtime.filter((i) => i.keyword === 'HEALTHCHECK');
   const healthcheck = /^(.*?)\bCMD\s+(\[.*\])$/s.exec(healthchecks.at(-1)?.args ?? '');
   const env: Record<string, string> = {};
@@ -65,6 +68,7 @@ export function readDockerfile(file = path.join(REPO_ROOT, 'Dockerfile')): Docke
     instructions,
     runtime,
     cmd: cmds.length ? execForm(cmds.at(-1)!.args) : [],
+    entrypoint: entrypoints.length ? execForm(entrypoints.at(-1)!.args) : [],
     healthcheck: healthcheck ? execForm(healthcheck[2]!) : [],
     healthcheckOptions: healthcheck?.[1]?.trim() ?? '',
     env,
@@ -198,4 +202,51 @@ export async function layOutImage(
     }
   }
   return { build };
+}
+
+/** Every process below `pid` (children, their children...), read from /proc (Linux). */
+export function descendantsOf(pid: number): number[] {
+  const found: number[] = [];
+  const visit = (parent: number) => {
+    let tasks: string[] = [];
+    try {
+      tasks = readdirSync(`/proc/${parent}/task`);
+    } catch {
+      return;
+    }
+    for (const task of tasks) {
+      let children = '';
+      try {
+        children = readFileSync(`/proc/${parent}/task/${task}/children`, 'utf8');
+      } catch {
+        continue;
+      }
+      for (const child of children.split(/\s+/).filter(Boolean).map(Number)) {
+        found.push(child);
+        visit(child);
+      }
+    }
+  };
+  visit(pid);
+  return found;
+}
+
+/** True while a process with this PID exists and is not a zombie. */
+export function processRunning(pid: number): boolean {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return !/^State:\s+Z/m.test(status);
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until none of `pids` runs; answers the milliseconds it took, or Infinity after `timeoutMs`. */
+export async function allGone(pids: number[], timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  while (Date.now() - started < timeoutMs) {
+    if (!pids.some(processRunning)) return Date.now() - started;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return Number.POSITIVE_INFINITY;
 }

@@ -40,7 +40,13 @@ async function bundle(url: string) {
   const res = await ctx.app.inject({ url });
   expect(res.statusCode, res.body).toBe(200);
   const format = url.includes('format=zip') ? 'zip' : 'tar.gz';
-  const unpacked = await readArchive(res.rawPayload, format, DEFAULT_LIMITS);
+  let unpacked = await readArchive(res.rawPayload, format, DEFAULT_LIMITS);
+  if (format === 'tar.gz') {
+    // A tar.gz holds the files in one folder named after the skill; a zip at its root.
+    const folder = `${decodeURIComponent(/\/skills\/([^/]+)\/bundle/.exec(url)![1]!)}/`;
+    expect(unpacked.every((file) => file.path.startsWith(folder))).toBe(true);
+    unpacked = unpacked.map((file) => ({ ...file, path: file.path.slice(folder.length) }));
+  }
   const byPath = new Map(unpacked.map((file) => [file.path, Buffer.from(file.bytes).toString('utf8')]));
   return { res, files: unpacked, byPath };
 }
@@ -150,9 +156,14 @@ describe('bundles of a skill whose frontmatter is complete', () => {
       .innerJoin(skillVersions, eq(skillVersions.id, versionArchives.versionId))
       .where(eq(skillVersions.name, name));
     const byKey = Object.fromEntries(rows.map((row) => [row.key, row.sha256]));
-    expect(Object.keys(byKey).sort()).toEqual(['installable.tar.gz', 'installable.zip', 'tar.gz', 'zip']);
+    expect(Object.keys(byKey).sort()).toEqual([
+      'installable.tar.gz+folder',
+      'installable.zip',
+      'tar.gz+folder',
+      'zip',
+    ]);
     expect(byKey['installable.zip']).toBe(byKey.zip);
-    expect(byKey['installable.tar.gz']).toBe(byKey['tar.gz']);
+    expect(byKey['installable.tar.gz+folder']).toBe(byKey['tar.gz+folder']);
   });
 });
 

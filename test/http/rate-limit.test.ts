@@ -222,72 +222,92 @@ describe('write limit (per token)', () => {
   });
 });
 
-describe('refused credentials (per address)', () => {
+describe('refused credentials (per credential, not per address)', () => {
   let ctx: TestApp;
+  // Reads need a token here, so a read without one is a 401 too: it must not count as a credential.
   beforeAll(async () => {
-    ctx = await createTestApp({ SKILLREG_RATE_LIMIT_AUTH_FAILURES: '5' });
+    ctx = await createTestApp({ SKILLREG_RATE_LIMIT_AUTH_FAILURES: '5', SKILLREG_READ_AUTH: 'true' });
   });
   afterAll(async () => ctx?.close());
 
-  it('after the limit of 401s, the address gets 429 for any credentials, even valid ones, before lookup', async () => {
-    const attacker = { 'x-forwarded-for': '203.0.113.7' };
-    const good = await createToken(ctx.app, 'ci-good');
+  it('a stale token past the limit gets 429; valid tokens and other bad tokens behind the same proxy address do not', async () => {
+    // Every client behind one proxy: the same X-Forwarded-For.
+    const proxy = { 'x-forwarded-for': '203.0.113.7' };
+    const reader = await createToken(ctx.app, 'ci-reader', ['read']);
+    const ci = await createToken(ctx.app, 'ci-publisher');
+    const stale = bearer('skr_stale-ci-token-revoked-long-ago');
     for (let i = 0; i < 5; i += 1) {
-      const res = await ctx.app.inject({
-        url: '/skills',
-        headers: { ...attacker, ...bearer(`skr_guess-${i}`) },
-      });
+      const res = await ctx.app.inject({ url: '/skills', headers: { ...proxy, ...stale } });
       expect(res.statusCode, `attempt ${i + 1}`).toBe(401);
     }
-    const guess = await ctx.app.inject({
-      url: '/skills',
-      headers: { ...attacker, ...bearer('skr_guess-6') },
-    });
-    const problem = expect429(guess, 'auth-failures');
+    const refused = await ctx.app.inject({ url: '/skills', headers: { ...proxy, ...stale } });
+    const problem = expect429(refused, 'auth-failures');
     expect(problem.max).toBe(5);
-    expect(guess.headers['ratelimit-limit']).toBe('5');
+    expect(refused.headers['ratelimit-limit']).toBe('5');
     expect(problem.detail).toContain('SKILLREG_RATE_LIMIT_AUTH_FAILURES');
-    const valid = await publish(ctx.app, bundleOf(uniqueName()), {
-      headers: { ...attacker, ...bearer(good.secret) },
+    expect(problem.detail).toContain('this credential');
+
+    // Valid tokens from the same address: a read and a write.
+    const read = await ctx.app.inject({ url: '/skills', headers: { ...proxy, ...bearer(reader.secret) } });
+    expect(read.statusCode, read.body).toBe(200);
+    const write = await publish(ctx.app, bundleOf(uniqueName()), {
+      headers: { ...proxy, ...bearer(ci.secret) },
     });
-    expect429(valid, 'auth-failures');
+    expect(write.statusCode, write.body).toBe(201);
+
+    // Another bad token from the same address is refused for what it is (401), until it too exceeds.
+    const typo = bearer('skr_a-different-typo');
+    for (let i = 0; i < 5; i += 1) {
+      const res = await ctx.app.inject({ url: '/skills', headers: { ...proxy, ...typo } });
+      expect(res.statusCode, `typo attempt ${i + 1}`).toBe(401);
+    }
+    expect429(await ctx.app.inject({ url: '/skills', headers: { ...proxy, ...typo } }), 'auth-failures');
     const malformed = await ctx.app.inject({
       url: '/skills',
-      headers: { ...attacker, authorization: 'Basic Zm9vOmJhcg==' },
+      headers: { ...proxy, authorization: 'Basic Zm9vOmJhcg==' },
     });
-    expect429(malformed, 'auth-failures');
+    expect(malformed.statusCode).toBe(401);
 
-    // Public reads without credentials from that address still work.
-    expect((await ctx.app.inject({ url: '/skills', headers: attacker })).statusCode).toBe(200);
-    // Other addresses are unaffected.
-    const elsewhere = await publish(ctx.app, bundleOf(uniqueName()), {
-      headers: { 'x-forwarded-for': '192.0.2.50', ...bearer(good.secret) },
-    });
-    expect(elsewhere.statusCode, elsewhere.body).toBe(201);
-    const wrongElsewhere = await ctx.app.inject({
-      url: '/skills',
-      headers: { 'x-forwarded-for': '192.0.2.51', ...bearer('skr_typo') },
-    });
-    expect(wrongElsewhere.statusCode).toBe(401);
+    // The limit follows the credential, not the address it comes from.
+    expect429(
+      await ctx.app.inject({ url: '/skills', headers: { 'x-forwarded-for': '192.0.2.50', ...stale } }),
+      'auth-failures',
+    );
+    // And the valid tokens still work after all that.
+    expect(
+      (await ctx.app.inject({ url: '/skills', headers: { ...proxy, ...bearer(reader.secret) } })).statusCode,
+    ).toBe(200);
   });
 
-  it('successful requests and requests without credentials do not count', async () => {
-    const good = await createToken(ctx.app, 'ci-busy');
+  it('missing credentials, valid tokens and tokens refused a scope (403) are never counted', async () => {
     const address = { 'x-forwarded-for': '198.51.100.23' };
-    for (let i = 0; i < 20; i += 1) {
-      expect(
-        (await ctx.app.inject({ url: '/skills', headers: { ...address, ...bearer(good.secret) } }))
-          .statusCode,
-      ).toBe(200);
-      // A write without a token is a 401 too, but not a guess.
-      expect((await publish(ctx.app, bundleOf(uniqueName()), { headers: address })).statusCode).toBe(401);
+    const good = await createToken(ctx.app, 'ci-busy');
+    const reader = await createToken(ctx.app, 'ci-read-only', ['read']);
+    for (let i = 0; i < 12; i += 1) {
+      const ok = await ctx.app.inject({ url: '/skills', headers: { ...address, ...bearer(good.secret) } });
+      expect(ok.statusCode).toBe(200);
+      // A private read without a token is a 401, but not a refused credential.
+      const anonymous = await ctx.app.inject({ url: '/skills', headers: address });
+      expect(anonymous.statusCode).toBe(401);
+      expect(anonymous.json().reason).toBe('missing');
+      const forbidden = await publish(ctx.app, bundleOf(uniqueName()), {
+        headers: { ...address, ...bearer(reader.secret) },
+      });
+      expect(forbidden.statusCode).toBe(403);
     }
-    for (let i = 0; i < 4; i += 1) {
+    expect((await ctx.app.inject({ url: '/skills', headers: address })).statusCode).toBe(401);
+    expect(
+      (await ctx.app.inject({ url: '/skills', headers: { ...address, ...bearer(reader.secret) } }))
+        .statusCode,
+    ).toBe(200);
+    // A bad token from this address starts from zero.
+    for (let i = 0; i < 5; i += 1) {
       const res = await ctx.app.inject({ url: '/skills', headers: { ...address, ...bearer('skr_typo') } });
       expect(res.statusCode).toBe(401);
     }
-    const res = await ctx.app.inject({ url: '/skills', headers: { ...address, ...bearer(good.secret) } });
-    expect(res.statusCode).toBe(200);
+    expect(
+      (await ctx.app.inject({ url: '/skills', headers: { ...address, ...bearer(good.secret) } })).statusCode,
+    ).toBe(200);
   });
 });
 

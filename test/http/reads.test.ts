@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readArchive } from '../../src/bundle/archive-read.js';
+import { readArchive, readServedArchive } from '../../src/bundle/archive-read.js';
 import { bundleDigest } from '../../src/bundle/digest.js';
 import { type BundleFile, DEFAULT_LIMITS } from '../../src/bundle/types.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
@@ -383,7 +383,8 @@ describe('GET /skills/{name}/content (layer 2)', () => {
     const xml = res.body;
     expect(xml.startsWith(`<skill name="${name}">`)).toBe(true);
     expect(xml.trimEnd().endsWith('</skill>')).toBe(true);
-    expect(xml).toContain('Use &lt;b&gt;bold&lt;/b&gt; &amp; keep');
+    // Only what XML requires is escaped: `&` and `<`; `>`, quotes and apostrophes read as written.
+    expect(xml).toContain(`Use &lt;b>bold&lt;/b> &amp; keep "quotes" and 'apostrophes'.`);
     expect(xml).not.toContain('<b>');
     expect(xml).not.toMatch(/&(?!amp;|lt;|gt;|quot;|apos;)/);
     // Unescaping gives the body back.
@@ -546,13 +547,18 @@ describe('GET /skills/{name}/bundle', () => {
     }
   }
 
-  it('serves a tar.gz with every file byte for byte, deterministically', async () => {
+  it('serves a tar.gz with every file byte for byte in one folder named after the skill, deterministically', async () => {
     const { name, bundle, result } = await published755();
     const res = await ctx.app.inject(`/skills/${name}/bundle`);
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/(gzip|x-gzip|tar\+gzip)/);
     expect(res.headers['content-disposition']).toContain(`${name}-1.0.0.tar.gz`);
-    const extracted = await readArchive(res.rawPayload, 'tar.gz', DEFAULT_LIMITS);
+    // `tar -xzf` makes one folder, the skill's: every entry is inside it.
+    const entries = await readArchive(res.rawPayload, 'tar.gz', DEFAULT_LIMITS);
+    expect(entries.map((file) => file.path).sort()).toEqual(
+      bundle.map((file) => `${name}/${file.path}`).sort(),
+    );
+    const extracted = await readServedArchive(res.rawPayload, 'tar.gz', DEFAULT_LIMITS);
     expectSameFiles(extracted, bundle);
     expect(extracted.find((file) => file.path === 'scripts/run.sh')!.mode).toBe(0o755);
     expect(extracted.find((file) => file.path === 'SKILL.md')!.mode).toBe(0o644);
@@ -562,12 +568,13 @@ describe('GET /skills/{name}/bundle', () => {
     expect(Buffer.compare(again.rawPayload, res.rawPayload)).toBe(0);
   });
 
-  it('serves a zip with format=zip, byte for byte, deterministically', async () => {
+  it('serves a zip with format=zip, byte for byte with SKILL.md at its root, deterministically', async () => {
     const { name, bundle, result } = await published755();
     const res = await ctx.app.inject(`/skills/${name}/bundle?format=zip`);
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/zip/);
     expect(res.headers['content-disposition']).toContain(`${name}-1.0.0.zip`);
+    // Installers that read the discovery index's zip want SKILL.md at the root.
     const extracted = await readArchive(res.rawPayload, 'zip', DEFAULT_LIMITS);
     expectSameFiles(extracted, bundle);
     expect(extracted.find((file) => file.path === 'scripts/run.sh')!.mode).toBe(0o755);
@@ -576,27 +583,37 @@ describe('GET /skills/{name}/bundle', () => {
     expect(Buffer.compare(again.rawPayload, res.rawPayload)).toBe(0);
   });
 
-  it('a downloaded bundle publishes back to the same digest', async () => {
+  it('a downloaded bundle publishes back to the same digest, in either format', async () => {
     const { name, result } = await published755();
-    const archive = (await ctx.app.inject(`/skills/${name}/bundle`)).rawPayload;
-    const res = await ctx.app.inject({
-      method: 'POST',
-      url: '/skills',
-      headers: { 'content-type': 'application/gzip', ...adminAuth },
-      payload: archive,
-    });
-    expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ name, version: '1.0.0', digest: result.digest, created: false });
+    for (const [format, contentType] of [
+      ['tar.gz', 'application/gzip'],
+      ['zip', 'application/zip'],
+    ] as const) {
+      const archive = (await ctx.app.inject(`/skills/${name}/bundle?format=${format}`)).rawPayload;
+      const res = await ctx.app.inject({
+        method: 'POST',
+        url: '/skills',
+        headers: { 'content-type': contentType, ...adminAuth },
+        payload: archive,
+      });
+      expect(res.statusCode, format).toBe(200);
+      expect(res.json(), format).toMatchObject({
+        name,
+        version: '1.0.0',
+        digest: result.digest,
+        created: false,
+      });
+    }
   });
 
   it('serves exact older versions', async () => {
     const { name } = await published755();
     await published(files({ 'SKILL.md': skillMd({ name, description: 'Bundle test v2.' }) }));
     const old = await ctx.app.inject(`/skills/${name}/bundle?version=1.0.0`);
-    const extracted = await readArchive(old.rawPayload, 'tar.gz', DEFAULT_LIMITS);
+    const extracted = await readServedArchive(old.rawPayload, 'tar.gz', DEFAULT_LIMITS);
     expect(extracted).toHaveLength(4);
     const latest = await ctx.app.inject(`/skills/${name}/bundle`);
-    expect(await readArchive(latest.rawPayload, 'tar.gz', DEFAULT_LIMITS)).toHaveLength(1);
+    expect(await readServedArchive(latest.rawPayload, 'tar.gz', DEFAULT_LIMITS)).toHaveLength(1);
   });
 });
 

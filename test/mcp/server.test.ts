@@ -588,3 +588,59 @@ describe('MCP with SKILLREG_READ_AUTH=true', () => {
     }
   });
 });
+
+describe('MCP initialize advertises only what a stateless endpoint delivers', () => {
+  let ctx: TestApp;
+  const namespace = uniqueName('caps-team');
+  const view = uniqueName('caps-view');
+
+  beforeAll(async () => {
+    ctx = await createTestApp();
+    const name = uniqueName('caps');
+    await expectPublished(
+      await publish(ctx.app, files({ 'SKILL.md': skillMd({ name, description: 'Capabilities.' }) }), {
+        query: `namespace=${namespace}`,
+      }),
+    );
+    await expectPublished(
+      await ctx.app.inject({
+        method: 'PUT',
+        url: `/views/${view}`,
+        headers: adminAuth,
+        payload: { layers: ['default', namespace] },
+      }),
+    );
+  });
+  afterAll(async () => ctx?.close());
+
+  // Built per request and answered as JSON: no stream is left open to carry list_changed or
+  // resources/updated notifications, so neither `listChanged` nor `subscribe` may be promised.
+  it.each(['/mcp', `/namespaces/{namespace}/mcp`, `/views/{view}/mcp`])(
+    'declares exactly tools, resources, completions and the skills extension at %s',
+    async (template) => {
+      const url = template.replace('{namespace}', namespace).replace('{view}', view);
+      const res = await ctx.app.inject({
+        method: 'POST',
+        url,
+        headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
+        payload: {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-06-18',
+            capabilities: {},
+            clientInfo: { name: 'x', version: '1' },
+          },
+        },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().result.capabilities).toEqual({
+        tools: {},
+        resources: {},
+        completions: {},
+        extensions: { 'io.modelcontextprotocol/skills': {} },
+      });
+    },
+  );
+});

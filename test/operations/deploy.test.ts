@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +7,7 @@ import { loadConfig } from '../../src/config.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/context.js';
 import {
   baseEnv,
+  connectionRefused,
   exitOf,
   freePort,
   layOutImage,
@@ -21,6 +23,18 @@ import {
 // image's own CMD and HEALTHCHECK commands are run here as they are written.
 
 const dockerfile = readDockerfile();
+
+/** Debian's tini stands in for the image's; `unshare --pid` needs root (as in CI). */
+const TINI = ['/usr/bin/tini', '/sbin/tini'].find((file) => existsSync(file));
+const canRunAsPid1 =
+  TINI !== undefined &&
+  process.getuid?.() === 0 &&
+  spawnSync('unshare', ['--pid', '--fork', 'true']).status === 0;
+if (!canRunAsPid1) {
+  console.warn(
+    '[deploy] tini or unshare --pid unavailable: the PID 1 test is skipped (apt-get install tini)',
+  );
+}
 const read = (file: string) => readFileSync(path.join(REPO_ROOT, file), 'utf8');
 
 /** .dockerignore semantics for top-level names: the last matching pattern wins, `!` re-includes. */
@@ -59,7 +73,26 @@ describe('Dockerfile', () => {
     ]);
     const users = dockerfile.runtime.filter((i) => i.keyword === 'USER');
     expect(users.at(-1)?.args).toBe('node');
-    expect(dockerfile.runtime.some((i) => i.keyword === 'ENTRYPOINT')).toBe(false);
+  });
+
+  it('runs an upstream LTS line of Node, the one the README names, with tini as PID 1', () => {
+    const nodeVersion = dockerfile.instructions.find(
+      (i) => i.keyword === 'ARG' && i.args.startsWith('NODE_VERSION='),
+    );
+    const line = Number(nodeVersion?.args.split('=')[1]);
+    // Even-numbered lines become LTS; 20 reached its end of life in April 2026.
+    expect(line % 2).toBe(0);
+    expect(line).toBeGreaterThanOrEqual(22);
+    expect(read('README.md')).toContain(`the image runs Node.js ${line}`);
+    expect(dockerfile.entrypoint).toEqual(['/sbin/tini', '--']);
+    const runs = dockerfile.runtime.filter((i) => i.keyword === 'RUN').map((i) => i.args);
+    expect(runs).toContain('apk add --no-cache tini');
+  });
+
+  it('carries the skillreg command on the PATH', () => {
+    const runs = dockerfile.runtime.filter((i) => i.keyword === 'RUN').map((i) => i.args);
+    expect(runs).toContain('ln -s /app/bin/skillreg.js /usr/local/bin/skillreg');
+    expect(dockerfile.runtime.map((i) => i.args)).toContain('bin ./bin');
   });
 
   it('listens on every interface in production mode, with the database folder writable', () => {
@@ -115,8 +148,9 @@ describe('Dockerfile', () => {
     expect(pkg.scripts.build).toBe('tsc -p tsconfig.build.json');
     // npm start runs what the image runs, compiled by its prestart: no transpiler in the process, so
     // the memory budget (docs/DEPLOY.md) holds for both.
-    expect(pkg.scripts.start).toBe(dockerfile.cmd.join(' '));
-    expect(pkg.scripts.prestart).toMatch(/^tsc -p tsconfig\.build\.json /);
+    // `exec`: npm passes SIGTERM to the script's shell, which then is node itself (shutdown.test.ts).
+    expect(pkg.scripts.start).toBe(`exec ${dockerfile.cmd.join(' ')}`);
+    expect(pkg.scripts.prestart).toMatch(/^exec tsc -p tsconfig\.build\.json /);
     // rootDir src -> outDir dist: dist/db/client.js sits where src/db/client.ts does, so its
     // ../../migrations is /app/migrations in the image.
     const tsconfig = JSON.parse(read('tsconfig.build.json'));
@@ -217,6 +251,59 @@ describe("the image's commands, run here", () => {
     expect(build.code, build.output).toBe(0);
     expect(existsSync(path.join(workdir.path, 'dist/server.js'))).toBe(true);
   });
+
+  it('skillreg runs from the compiled code the image carries', async () => {
+    expect(build.code, build.output).toBe(0);
+    expect(existsSync(path.join(workdir.path, 'src/cli'))).toBe(false);
+    const skillreg = [process.execPath, path.join(workdir.path, 'bin/skillreg.js')];
+    const version = spawnCommand([...skillreg, '-V'], baseEnv({}), workdir.path);
+    expect((await exitOf(version)).code, version.output()).toBe(0);
+    expect(version.output().trim()).toBe(JSON.parse(read('package.json')).version);
+    const validate = spawnCommand(
+      [...skillreg, 'validate', path.join(workdir.path, 'skills-seed')],
+      baseEnv({}),
+      workdir.path,
+    );
+    expect((await exitOf(validate)).code, validate.output()).toBe(0);
+    expect(validate.output()).toMatch(/3 valid, 0 invalid/);
+  }, 60_000);
+
+  it.skipIf(!canRunAsPid1)(
+    'ENTRYPOINT + CMD as PID 1 of its own PID namespace: SIGTERM from outside drains and exits 0',
+    async () => {
+      expect(build.code, build.output).toBe(0);
+      const port = await freePort();
+      const env = baseEnv({
+        ...dockerfile.env,
+        PORT: String(port),
+        SKILLREG_DATA_DIR: dataDir.path,
+        ...(testDatabase.url ? { DATABASE_URL: testDatabase.url } : {}),
+      });
+      // The image's /sbin/tini is Debian's /usr/bin/tini here; everything else runs as written.
+      const entrypoint = dockerfile.entrypoint.map((word) => (word === '/sbin/tini' ? TINI! : word));
+      const unshare = spawnCommand(
+        ['unshare', '--pid', '--fork', '--mount-proc', ...entrypoint, ...dockerfile.cmd],
+        env,
+        workdir.path,
+      );
+      try {
+        await waitForLive(`http://127.0.0.1:${port}`, unshare);
+        // What `docker stop` signals: the container's PID 1 (tini), seen from outside its namespace.
+        const pid1 = Number(readFileSync(`/proc/${unshare.pid}/task/${unshare.pid}/children`, 'utf8').trim());
+        expect(readFileSync(`/proc/${pid1}/status`, 'utf8')).toMatch(/^NSpid:\s+\d+\s+1$/m);
+        const started = Date.now();
+        process.kill(pid1, 'SIGTERM');
+        const { code } = await exitOf(unshare);
+        expect(code, unshare.output()).toBe(0);
+        expect(Date.now() - started).toBeLessThan(10_000);
+        expect(unshare.output()).toContain('shutting down');
+        expect(await connectionRefused(port)).toBe(true);
+      } finally {
+        if (unshare.exitCode === null) unshare.kill('SIGKILL');
+      }
+    },
+    120_000,
+  );
 
   it('CMD serves /livez, the HEALTHCHECK passes, SIGTERM exits 0 within 10 s, then the HEALTHCHECK fails', async () => {
     expect(build.code, build.output).toBe(0);

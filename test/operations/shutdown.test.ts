@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,28 +6,25 @@ import { writeTarGz } from '../../src/bundle/archive-write.js';
 import { files, skillMd, uniqueName } from '../helpers/bundles.js';
 import { ADMIN_TOKEN, createTestDatabase, type TestDatabase } from '../helpers/context.js';
 import {
+  allGone,
   baseEnv,
   connectionRefused,
+  descendantsOf,
   exitOf,
   freePort,
+  processRunning,
   REPO_ROOT,
   spawnCommand,
   tempDir,
   waitForLive,
 } from '../helpers/server-process.js';
 
-// The real process, started as `npm start` starts it (its prestart compiles src/ into dist/, then
-// start runs the compiled server; deploy.test.ts does the same with the image's command): SIGTERM must
-// let an in-flight request finish (including its database write), refuse new connections, and exit 0
-// within 10 seconds.
+// The real processes a process manager holds: `npm start` (its prestart compiles src/ into dist/, then
+// start execs the compiled server), `npx skillreg serve` and `skillreg serve`. SIGTERM or SIGINT to that
+// very process must let an in-flight request finish (including its database write), refuse new
+// connections, and leave no process of the tree running after the drain time (10 s).
 
-const scripts = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).scripts as Record<
-  string,
-  string
->;
-const [bin, ...args] = scripts.start!.split(' ');
-const cmd = [bin === 'node' ? process.execPath : path.join(REPO_ROOT, 'node_modules/.bin', bin!), ...args];
-
+const NPM_START = ['npm', 'start'];
 let testDatabase: TestDatabase;
 let dataDir: Awaited<ReturnType<typeof tempDir>>;
 beforeAll(async () => {
@@ -43,7 +40,7 @@ afterAll(async () => {
   await dataDir?.remove();
 });
 
-async function startServer() {
+async function startServer(command: string[] = NPM_START) {
   const port = await freePort();
   const env = baseEnv({
     HOST: '127.0.0.1',
@@ -53,9 +50,12 @@ async function startServer() {
     SKILLREG_ADMIN_TOKEN: ADMIN_TOKEN,
     ...(testDatabase.url ? { DATABASE_URL: testDatabase.url } : {}),
   });
-  const child = spawnCommand(cmd, env);
+  const child = spawnCommand(command, env);
   await waitForLive(`http://127.0.0.1:${port}`, child);
-  return { child, port };
+  // Everything the signalled process started (npm's shell is the exec'd node), seen before the signal.
+  const tree = [child.pid!, ...descendantsOf(child.pid!)];
+  expect(tree.length).toBeGreaterThanOrEqual(command === NPM_START ? 2 : 1);
+  return { child, port, tree };
 }
 
 interface Answer {
@@ -73,7 +73,7 @@ describe('SIGTERM', () => {
         'references/padding.txt': 'x'.repeat(200_000),
       }),
     );
-    const { child, port } = await startServer();
+    const { child, port, tree } = await startServer();
     // A keep-alive agent, as a load balancer would hold its connections.
     const agent = new http.Agent({ keepAlive: true });
     try {
@@ -131,10 +131,10 @@ describe('SIGTERM', () => {
       expect(status, body).toBe(201);
       expect(JSON.parse(body)).toMatchObject({ name, version: '1.0.0', created: true });
 
-      const { code } = await exitOf(child);
-      expect(code, child.output()).toBe(0);
-      expect(Date.now() - signalled).toBeLessThan(10_000);
+      await exitOf(child);
+      expect(await allGone(tree, 10_000), child.output()).toBeLessThan(10_000 - (Date.now() - signalled));
       expect(child.output()).toContain('shutting down');
+      expect(child.output()).not.toContain('shutdown timed out');
     } finally {
       agent.destroy();
       if (child.exitCode === null) child.kill('SIGKILL');
@@ -148,7 +148,48 @@ describe('SIGTERM', () => {
       expect(await res.text()).toContain('Do the thing');
     } finally {
       restarted.child.kill('SIGTERM');
-      expect((await exitOf(restarted.child)).code).toBe(0);
+      await exitOf(restarted.child);
+      expect(await allGone(restarted.tree, 10_000)).toBeLessThan(10_000);
     }
-  }, 120_000);
+  }, 180_000);
+});
+
+describe('every way the service is started stops with its process tree', () => {
+  const SKILLREG = path.join(REPO_ROOT, 'bin/skillreg.js');
+  const cases: { how: string; command: string[]; stop: (child: ChildProcess) => void; code?: number }[] = [
+    { how: 'SIGINT to npm start', command: NPM_START, stop: (child) => child.kill('SIGINT') },
+    {
+      how: 'SIGTERM to skillreg serve',
+      command: [process.execPath, SKILLREG, 'serve'],
+      stop: (child) => child.kill('SIGTERM'),
+      code: 0,
+    },
+    {
+      how: 'SIGTERM to npx skillreg serve (a shell between npx and node)',
+      command: ['npx', '--no-install', 'skillreg', 'serve'],
+      stop: (child) => child.kill('SIGTERM'),
+    },
+    {
+      how: 'SIGKILL to npm start (nothing left to pass a signal on)',
+      command: NPM_START,
+      stop: (child) => child.kill('SIGKILL'),
+    },
+  ];
+  for (const { how, command, stop, code } of cases) {
+    it(how, async () => {
+      const { child, port, tree } = await startServer(command);
+      try {
+        const signalled = Date.now();
+        stop(child);
+        const exit = await exitOf(child);
+        if (code !== undefined) expect(exit.code, child.output()).toBe(code);
+        const took = await allGone(tree, 10_000);
+        expect(took, `${child.output()}\nstill running: ${tree.filter(processRunning)}`).toBeLessThan(10_000);
+        expect(Date.now() - signalled).toBeLessThan(10_000);
+        expect(await connectionRefused(port)).toBe(true);
+      } finally {
+        for (const pid of tree.filter(processRunning)) process.kill(pid, 'SIGKILL');
+      }
+    }, 120_000);
+  }
 });

@@ -99,7 +99,7 @@ describe('GET /skills/{name}/content?arguments=', () => {
     expect(markdown.body).toBe('Fix issue 123 456 with priority high. Everything: "123 456" high <ok>\n');
 
     const xml = await ctx.app.inject(`/skills/${templated}/content?format=xml&arguments=${args}`);
-    expect(xml.body).toContain('Fix issue 123 456 with priority high. Everything: "123 456" high &lt;ok&gt;');
+    expect(xml.body).toContain('Fix issue 123 456 with priority high. Everything: "123 456" high &lt;ok>');
 
     const json = await ctx.app.inject(`/skills/${templated}/content?format=json&arguments=${args}`);
     expect(json.json().body).toBe(markdown.body);

@@ -1,6 +1,7 @@
 /**
  * GET /prompt and GET /tools over a catalogue of a few hundred skills (bulk-loaded as bench/seed.ts
- * does): no cap on the selection, every skill either included or named in omitted[], budgets exact.
+ * does): no cap on the selection, every skill either included or counted in omittedCount (omitted[]
+ * names at most 100, most loaded first), budgets exact; without budget= the default budget applies.
  * The cost at 10,000 and 100,000 skills is measured by bench/prompt-scale.ts.
  */
 import type { AddressInfo } from 'node:net';
@@ -9,19 +10,12 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedSkills, syntheticSkill } from '../../bench/seed.js';
+import { DEFAULT_PROMPT_BUDGET } from '../../src/config.js';
 import { countTokens } from '../../src/render/token-count.js';
 import { MAX_ENUM_NAMES, SKILL_NAME_SEARCH_DESCRIPTION } from '../../src/render/tools.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { createTestApp, type TestApp } from '../helpers/context.js';
-import { promptJsonOf } from '../helpers/prompt.js';
-
-interface PromptJson {
-  prompt: string;
-  tokens: number;
-  included: { name: string; version: string; location: string; tokens: { entry: number; body: number } }[];
-  omitted: { name: string; reason: string }[];
-  searchFirst: boolean;
-}
+import { type PromptJson, promptJsonOf } from '../helpers/prompt.js';
 
 const SEEDED = 300;
 let ctx: TestApp;
@@ -62,17 +56,40 @@ beforeAll(async () => {
 afterAll(async () => ctx?.close());
 
 describe('GET /prompt over a few hundred skills', () => {
-  it('lists every invocable skill without a budget', async () => {
-    const full = await promptJson('');
+  it('lists every invocable skill with budget=0', async () => {
+    const full = await promptJson('budget=0');
     expect(full.included.map((skill) => skill.name)).toEqual(everyone);
     expect(full.omitted).toEqual([{ name: hidden, reason: 'model-invocation-disabled' }]);
+    expect(full.omittedCount).toBe(1);
     expect(full.tokens).toBe(countTokens(full.prompt));
+    expect(full.tokens).toBeGreaterThan(DEFAULT_PROMPT_BUDGET);
     expect(full.searchFirst).toBe(false);
     expect(full.prompt).not.toContain('search_skills');
   });
 
+  it('applies the default budget without budget=, and to mode=search alike', async () => {
+    const full = await promptJson('budget=0');
+    for (const query of ['', 'mode=search']) {
+      const body = await promptJson(query);
+      const explicit = await promptJson(`${query}&budget=${DEFAULT_PROMPT_BUDGET}`);
+      expect(body.tokens, query).toBeLessThanOrEqual(DEFAULT_PROMPT_BUDGET);
+      expect(body.tokens, query).toBe(countTokens(body.prompt));
+      expect(body.searchFirst, query).toBe(true);
+      expect(body.included.length, query).toBeGreaterThan(0);
+      expect(body.included.length + body.omittedCount - 1, query).toBe(everyone.length);
+      expect(body.omitted, query).toHaveLength(100);
+      expect(body, query).toEqual(explicit);
+    }
+    // The answer's size does not follow the catalogue: under a tenth of the unlimited one here.
+    const res = await ctx.app.inject('/prompt?format=json');
+    expect(res.rawPayload.byteLength).toBeLessThan(
+      (await ctx.app.inject('/prompt?format=json&budget=0')).rawPayload.byteLength / 5,
+    );
+    expect(full.included).toHaveLength(everyone.length);
+  });
+
   it('includes, names or counts every skill under any budget, dropping the longest never-loaded first', async () => {
-    const full = await promptJson('');
+    const full = await promptJson('budget=0');
     const entryTokens = new Map(full.included.map((skill) => [skill.name, skill.tokens.entry]));
     // Nothing has been loaded: the drop order is the longest entry first, then by name.
     const order = [...everyone].sort((a, b) => {
@@ -92,13 +109,18 @@ describe('GET /prompt over a few hundred skills', () => {
       const body = await promptJson(`budget=${budget}`);
       expect(body.tokens, label).toBe(countTokens(body.prompt));
       expect(body.tokens, label).toBeLessThanOrEqual(budget);
-      const dropped = body.omitted.filter((skill) => skill.reason === 'budget').map((skill) => skill.name);
+      // omittedCount counts every skill left out; omitted names at most 100 of them, the budget's
+      // most loaded first (the reverse of the drop order), then the one disabling model invocation.
+      const droppedCount = body.omittedCount - 1;
+      expect(droppedCount, label).toBeGreaterThan(0);
+      const dropped = order.slice(0, droppedCount);
+      const named = body.omitted.filter((skill) => skill.reason === 'budget').map((skill) => skill.name);
+      expect(named, label).toEqual([...dropped].reverse().slice(0, 100));
+      expect(body.omitted.length, label).toBe(Math.min(100, body.omittedCount));
       expect(
         body.omitted.filter((skill) => skill.reason !== 'budget'),
         label,
-      ).toEqual([{ name: hidden, reason: 'model-invocation-disabled' }]);
-      expect(dropped.length, label).toBeGreaterThan(0);
-      expect(dropped, label).toEqual(order.slice(0, dropped.length));
+      ).toEqual(droppedCount < 100 ? [{ name: hidden, reason: 'model-invocation-disabled' }] : []);
       const included = body.included.map((skill) => skill.name);
       expect([...included, ...dropped].sort(), label).toEqual(everyone);
       for (const name of included) expect(body.prompt, label).toContain(`<name>${name}</name>`);
@@ -107,11 +129,11 @@ describe('GET /prompt over a few hundred skills', () => {
       expect(body.prompt, label).toContain('search_skills {"query"');
       const line = body.prompt.split('\n').find((text) => text.includes('not described here'));
       expect(line, label).toBeDefined();
-      const { named, more } = omittedLine(line!);
+      const { named: inLine, more } = omittedLine(line!);
       // In catalogue order, as the entries are listed.
       const droppedSet = new Set(dropped);
-      if (named.length > 0) expect(named, label).toEqual(everyone.filter((name) => droppedSet.has(name)));
-      expect(named.length + more, label).toBe(dropped.length);
+      if (inLine.length > 0) expect(inLine, label).toEqual(everyone.filter((name) => droppedSet.has(name)));
+      expect(inLine.length + more, label).toBe(dropped.length);
       expect(body.prompt, label).not.toContain(hidden);
 
       for (const format of ['xml', 'markdown']) {
@@ -127,7 +149,7 @@ describe('GET /prompt over a few hundred skills', () => {
     const loaded = [seededNames[7]!, seededNames[150]!, marker];
     for (const name of loaded) expect((await ctx.app.inject(`/skills/${name}/content`)).statusCode).toBe(200);
     await ctx.app.registry.repositories.loads.flush();
-    const full = await promptJson('');
+    const full = await promptJson('budget=0');
     const keep = full.included.filter((skill) => loaded.includes(skill.name));
     const budget =
       (await promptJson(`name=${loaded.join(',')}`)).tokens +
@@ -136,9 +158,9 @@ describe('GET /prompt over a few hundred skills', () => {
     const body = await promptJson(`budget=${budget}`);
     expect(body.tokens).toBeLessThanOrEqual(budget);
     expect(keep.map((skill) => skill.name).sort()).toEqual([...loaded].sort());
-    const dropped = body.omitted.filter((skill) => skill.reason === 'budget').map((skill) => skill.name);
-    expect(dropped.length).toBeGreaterThan(everyone.length / 2);
+    expect(body.omittedCount - 1).toBeGreaterThan(everyone.length / 2);
     expect(body.included.map((skill) => skill.name)).toEqual(expect.arrayContaining(loaded));
+    expect(body.omitted.map((skill) => skill.name)).not.toEqual(expect.arrayContaining([loaded[0]]));
   });
 });
 

@@ -71,11 +71,13 @@ describe('GET /prompt search-first', () => {
     expect(countTokens(body.prompt)).toBe(body.tokens);
     expect(body.searchFirst).toBe(true);
     expect(body.included.map((skill) => skill.name)).toEqual([hot]);
-    // Fewest loads first: `cold` (none), then `warm` (one, however recent).
+    // Dropped fewest loads first: `cold` (none), then `warm` (one, however recent); named the other
+    // way round, most loaded first.
     expect(body.omitted).toEqual([
-      { name: cold, reason: 'budget' },
       { name: warm, reason: 'budget' },
+      { name: cold, reason: 'budget' },
     ]);
+    expect(body.omittedCount).toBe(2);
     const instructions = body.prompt.slice(0, body.prompt.indexOf('<available_skills>'));
     expect(instructions).toContain(SEARCH_INSTRUCTION);
     expect(instructions).toMatch(
@@ -104,7 +106,7 @@ describe('GET /prompt search-first', () => {
       expect(body.prompt).toMatch(
         /\n2 more skills are available but not described here: find them with search_skills\.\n$/,
       );
-      expect(body.omitted.map((skill) => skill.name)).toEqual([cold, warm]);
+      expect(body.omitted.map((skill) => skill.name)).toEqual([warm, cold]);
       return;
     }
     throw new Error('no budget counted the omitted skills');

@@ -371,6 +371,7 @@ describe('answers converted in slices', () => {
           name: `dropped-${i}`,
           reason: i % 2 === 0 ? ('budget' as const) : ('not-found' as const),
         })),
+        omittedCount: count * 3,
         searchFirst: count % 2 === 0,
       };
       const sliced = await promptJsonBody(value);

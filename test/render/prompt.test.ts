@@ -81,9 +81,8 @@ describe('GET /prompt formats', () => {
 
     const entry = listed.find((skill) => skill.name === tricky)!;
     expect(entry.description).toBe(TRICKY_DESCRIPTION);
-    expect(prompt).toContain(
-      '&lt;b&gt;bold&lt;/b&gt; &amp; &quot;double&quot; &apos;single&apos; quotes, then a &gt; sign.',
-    );
+    // Only what XML requires is escaped: `&` and `<`; quotes, apostrophes and `>` read as written.
+    expect(prompt).toContain(`&lt;b>bold&lt;/b> &amp; "double" 'single' quotes, then a > sign.`);
     expect(entry.location).toBe(`http://localhost:80/skills/${tricky}/content`);
     const content = await ctx.app.inject(new URL(entry.location).pathname);
     expect(content.statusCode).toBe(200);
@@ -267,7 +266,9 @@ describe('GET /prompt budget', () => {
       countTokens(namesLine([longest, short].sort()));
     const two = await promptJson(`${selection}&budget=${tighter}`);
     expect(two.tokens).toBeLessThanOrEqual(tighter);
-    expect(two.omitted.map((skill) => skill.name)).toEqual([longest, short]);
+    // Named most loaded first: the reverse of the order they were dropped in (longest went first).
+    expect(two.omitted.map((skill) => skill.name)).toEqual([short, longest]);
+    expect(two.omittedCount).toBe(2);
     expect(two.included.map((skill) => skill.name)).toEqual([loaded]);
     const line = two.prompt.split('\n').find((text) => text.includes('not described here'))!;
     expect(line).toContain(longest);
@@ -306,17 +307,31 @@ describe('GET /prompt budget', () => {
     expect(minimal.included).toEqual([]);
     expect(minimal.omitted).toHaveLength(3);
 
-    expect((await ctx.app.inject('/prompt?budget=0')).statusCode).toBe(400);
-    expect((await ctx.app.inject('/prompt?budget=lots')).statusCode).toBe(400);
+    for (const bad of ['-1', 'lots', '1.5']) {
+      const refused = await ctx.app.inject(`/prompt?budget=${bad}`);
+      expect(refused.statusCode, bad).toBe(400);
+      expect(refused.json().detail, bad).toContain('budget');
+    }
+  });
+
+  it('keeps the ETag of a prompt every skill fits in while loads are recorded', async () => {
+    const url = `/prompt?${selection}&budget=100000`;
+    const first = await ctx.app.inject(url);
+    const etag = String(first.headers.etag);
+    await ctx.app.inject(`/skills/${short}/content`);
+    await ctx.app.registry.repositories.loads.flush();
+    const after = await ctx.app.inject({ url, headers: { 'if-none-match': etag } });
+    expect(after.statusCode).toBe(304);
   });
 
   it('changes the ETag of a budgeted prompt when loads are recorded', async () => {
-    const first = await ctx.app.inject(`/prompt?${selection}&budget=100000`);
+    // A budget that drops one skill: which one depends on the loads.
+    const budget = (await promptJson(`name=${loaded}&name=${short}&mode=search`)).tokens + 60;
+    const url = `/prompt?${selection}&budget=${budget}`;
+    expect((await promptJson(`${selection}&budget=${budget}`)).omittedCount).toBeGreaterThan(0);
+    const first = await ctx.app.inject(url);
     const etag = String(first.headers.etag);
-    const unchanged = await ctx.app.inject({
-      url: `/prompt?${selection}&budget=100000`,
-      headers: { 'if-none-match': etag },
-    });
+    const unchanged = await ctx.app.inject({ url, headers: { 'if-none-match': etag } });
     expect(unchanged.statusCode).toBe(304);
     await ctx.app.inject(`/skills/${longest}/content`);
     await ctx.app.registry.repositories.loads.flush();
@@ -325,10 +340,7 @@ describe('GET /prompt budget', () => {
     const deadline = Date.now() + 15_000;
     let status = 304;
     while (status === 304 && Date.now() < deadline) {
-      const after = await ctx.app.inject({
-        url: `/prompt?${selection}&budget=100000`,
-        headers: { 'if-none-match': etag },
-      });
+      const after = await ctx.app.inject({ url, headers: { 'if-none-match': etag } });
       status = after.statusCode;
       if (status === 304) await new Promise((resolve) => setTimeout(resolve, 100));
     }

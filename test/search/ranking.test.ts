@@ -20,6 +20,11 @@ function indexOf(skills: SearchableSkill[]): SearchIndex {
   return index;
 }
 
+/** A body of `lines` numbered steps of `words`: length without meaning. */
+function filler(lines: number, words: string): string {
+  return Array.from({ length: lines }, (_, at) => `Step ${at}: ${words}.`).join('\n');
+}
+
 function ranked(index: SearchIndex, query: string, limit = 10): string[] {
   return index.search(query, { limit }).map((hit) => hit.name);
 }
@@ -184,6 +189,108 @@ describe('related words (the lexicon)', () => {
 
   it('leaves a request alone when none of its phrases is in the lexicon', () => {
     expect(ranked(related, 'sourdough starter')).toEqual([]);
+  });
+});
+
+describe('related words in another language (translations)', () => {
+  const catalogue = indexOf([
+    {
+      name: 'requesting-code-review',
+      description: 'Use before merging to check that the work meets its requirements.',
+      body: '# Requesting code review\n\nDispatch a reviewer.',
+    },
+    {
+      name: 'release-notes',
+      description: 'Write release notes from merged changes.',
+      body: `${filler(30, 'group the changes by area')}\nLink each known issue.`,
+    },
+    {
+      name: 'changelog-bot',
+      description: 'Keep a changelog file current.',
+      body: `${filler(30, 'append an entry for each change')}\nMention the request that asked for it.`,
+    },
+    {
+      name: 'board-game-rules',
+      description: '桌游规则设计与评审：平衡性评审、玩家反馈。',
+      body: '## 规则\n\n回合、卡牌、计分。',
+    },
+    {
+      name: 'cn-security-audit',
+      description: '安全审计与代码审查，覆盖漏洞、加固与威胁建模。',
+      body: '## Security\n\nOWASP checks.',
+    },
+  ]);
+  const request = 'review my pull request for security issues';
+
+  it('ranks a skill only a Chinese word for "review" matched after all the request matched otherwise', () => {
+    const hits = catalogue.search(request, { limit: 10 });
+    expect(hits.at(-1)?.name).toBe('board-game-rules');
+    // Still found, and said why: a request in one language can reach a skill in the other.
+    expect(hits.at(-1)?.matched.map((term) => term.related)).toEqual(['评审']);
+    expect(hits.map((hit) => hit.name)).toContain('changelog-bot');
+  });
+
+  it('counts the translations of one phrase once, however many a skill holds', () => {
+    const others = [
+      { name: 'pr-reviewer', description: 'Review a pull request before it merges.', body: '' },
+      { name: 'web-security', description: 'Security checklist for web services.', body: '' },
+    ];
+    const scoreWith = (description: string) => {
+      const index = indexOf([...others, { name: 'cn-review', description, body: '' }]);
+      return index.search(request, { limit: 5 }).find((hit) => hit.name === 'cn-review')!.score;
+    };
+    const one = scoreWith('代码审查清单。Security checklist.');
+    const many = scoreWith('代码审查、审查、评审、审稿清单。Security checklist.');
+    expect(many).toBeLessThan(one * 1.1);
+  });
+
+  it('counts translations in full beside a word of the request the skill also holds', () => {
+    const [hit] = catalogue.search('安全 security', { limit: 1 });
+    expect(hit?.name).toBe('cn-security-audit');
+    const alone = catalogue.search('代码审查', { limit: 5 }).map((found) => found.name);
+    // A request in Chinese reaches the English skill through the translation of its one phrase.
+    expect(alone).toContain('requesting-code-review');
+    expect(alone[0]).toBe('cn-security-audit');
+  });
+});
+
+describe('where the words are', () => {
+  it("ranks a skill named with the request's words above one whose body repeats them", () => {
+    const index = indexOf([
+      {
+        name: 'requesting-code-review',
+        description: 'Use before merging, to check the work against its plan.',
+        body: 'Dispatch a reviewer with the diff.',
+      },
+      {
+        name: 'team-handbook',
+        description: 'How the platform team works day to day.',
+        body: `## Code review requests\n\n${filler(20, 'open a code review request when it is done')}`,
+      },
+    ]);
+    expect(ranked(index, 'request a code review')).toEqual(['requesting-code-review', 'team-handbook']);
+  });
+
+  it('counts words found only deep in a body as less of the request than words of the description', () => {
+    const index = indexOf([
+      {
+        name: 'billing-extract',
+        description: 'Extract the totals of scanned invoices.',
+        body: 'Open the file, find the table.',
+      },
+      { name: 'csv-tools', description: 'Clean CSV files.', body: '' },
+      {
+        name: 'office-manual',
+        description: 'Everything about the office.',
+        body:
+          `${filler(2, 'coffee, printers and desks')}\nScanned PDF invoices go to finance; ` +
+          'their totals are checked monthly by the accountant before the audit.',
+      },
+    ]);
+    expect(ranked(index, 'totals of scanned pdf invoices for the accountant')).toEqual([
+      'billing-extract',
+      'office-manual',
+    ]);
   });
 });
 

@@ -12,6 +12,12 @@ import { adminAuth, createTestApp, type TestApp, testConfig } from '../helpers/c
 
 const SEED_DIR = path.resolve(import.meta.dirname, '../..', 'skills-seed');
 const SEEDS = ['progressive-disclosure', 'publishing-skills', 'writing-skills'];
+/** Each seed's metadata.version: a seed whose content changes gets the next one (a 409 otherwise). */
+const SEED_VERSIONS: Record<string, string> = {
+  'progressive-disclosure': '1.0.0',
+  'publishing-skills': '1.0.1',
+  'writing-skills': '1.0.1',
+};
 
 async function versionsOf(
   app: FastifyInstance,
@@ -29,15 +35,15 @@ async function auditCount(app: FastifyInstance): Promise<number> {
 
 describe('the bundled skills-seed folder', () => {
   it.each(SEEDS)(
-    '%s is a valid skill with no warnings, version 1.0.0 and a what-and-when description',
+    '%s is a valid skill with no warnings, its own version and a what-and-when description',
     async (seed) => {
       const folder = path.join(SEED_DIR, seed);
       const prepared = prepareBundle(await readSkillFolder(folder), { limits: DEFAULT_LIMITS });
       const { skill } = prepared;
       expect(skill.warnings).toEqual([]);
       expect(skill.name).toBe(seed);
-      expect(skill.metadataVersion).toBe('1.0.0');
-      expect(skill.frontmatter.metadata).toMatchObject({ version: '1.0.0' });
+      expect(skill.metadataVersion).toBe(SEED_VERSIONS[seed]);
+      expect(skill.frontmatter.metadata).toMatchObject({ version: SEED_VERSIONS[seed] });
       expect(skill.description.length).toBeGreaterThan(100);
       // writing-skills recommends at most about 400 characters; the seeds follow their own advice.
       expect(skill.description.length).toBeLessThanOrEqual(420);
@@ -70,14 +76,14 @@ describe('seeding at start', () => {
     await app.close();
   };
 
-  it('loads every seed skill into the catalogue as version 1.0.0, published by "seed"', async () => {
+  it('loads every seed skill into the catalogue at its version, published by "seed"', async () => {
     const res = await ctx.app.inject('/skills?limit=500');
     const items: { name: string; version: string; tags: string[] }[] = res.json().items;
     for (const seed of SEEDS) {
       expect(
         items.find((item) => item.name === seed),
         seed,
-      ).toMatchObject({ version: '1.0.0', tags: ['latest'] });
+      ).toMatchObject({ version: SEED_VERSIONS[seed], tags: ['latest'] });
     }
     const content = await ctx.app.inject('/skills/publishing-skills/content');
     expect(content.body).toContain('POST');
@@ -98,7 +104,7 @@ describe('seeding at start', () => {
       expect(
         (await versionsOf(ctx.app, seed)).map((v) => v.version),
         seed,
-      ).toEqual(['1.0.0']);
+      ).toEqual([SEED_VERSIONS[seed]]);
     }
     expect(await auditCount(ctx.app)).toBe(audit);
     expect((await ctx.app.inject('/skills')).headers.etag).toBe(revision);
@@ -121,7 +127,7 @@ describe('seeding at start', () => {
     const versions = await versionsOf(ctx.app, 'writing-skills');
     expect(versions).toEqual([
       expect.objectContaining({ version: '2.0.0', tags: ['latest'] }),
-      expect.objectContaining({ version: '1.0.0', tags: [] }),
+      expect.objectContaining({ version: SEED_VERSIONS['writing-skills'], tags: [] }),
     ]);
     const detail = await ctx.app.inject('/skills/writing-skills');
     expect(detail.json()).toMatchObject({ version: '2.0.0', distTags: { latest: '2.0.0' } });

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { writeTarGz } from '../../bundle/archive-write.js';
 import { type CliContext, examples, namespaceOption } from '../context.js';
-import { prepareFolder, skillFolderOf } from '../local-skill.js';
+import { archiveOf, prepareFolder, skillFolderOf } from '../local-skill.js';
+import { printFindings, printWarnings } from '../output.js';
 
 export function registerPublishCommand(program: Command, { output, clientOf }: CliContext): void {
   program
@@ -16,7 +16,7 @@ export function registerPublishCommand(program: Command, { output, clientOf }: C
     .addOption(namespaceOption('publish into'))
     .addHelpText(
       'after',
-      `\nPrints 'created' (a new version) or 'unchanged' (identical content was already published), then\nname@version and the digest. Symbolic links inside the folder are followed; links outside are refused.\n${examples(
+      `\nPrints 'created' (a new version) or 'unchanged' (identical content was already published), then\nname@version and the digest; the registry's warnings go to stderr. The folder is sent under its own\nname, as 'tar -C parent folder' would: a SKILL.md without a name takes the folder's (with a warning).\nSymbolic links inside the folder are followed; links outside are refused.\n${examples(
         'skillreg publish ./skills/pdf-tools',
         'skillreg publish ./skills/pdf-tools --version 2.0.0 --tag stable',
         'skillreg publish ./skills/pdf-tools --namespace data-platform',
@@ -25,20 +25,16 @@ export function registerPublishCommand(program: Command, { output, clientOf }: C
     .action(async (dir: string, options: { version?: string; tag?: string }, command: Command) => {
       const client = clientOf(command);
       const prepared = await prepareFolder(await skillFolderOf(dir));
-      const bytes = await writeTarGz(prepared.files);
       const result = await client.publish(
-        { type: 'tar.gz', bytes },
+        { type: 'tar.gz', bytes: await archiveOf(prepared) },
         { version: options.version, tag: options.tag },
       );
       output.info(
         `${result.created ? 'created  ' : 'unchanged'}  ${result.name}@${result.version}  ${result.digest}`,
       );
-      for (const warning of result.warnings) output.info(`  warn  ${warning.path}: ${warning.detail}`);
-      // A warn verdict is published and flagged: say what the scan found.
-      for (const finding of result.scan?.findings ?? []) {
-        output.info(
-          `  scan  ${finding.path}${finding.line > 0 ? `:${finding.line}` : ''} ${finding.rule} (${finding.severity}): ${finding.detail}`,
-        );
-      }
+      // The server's own warnings (the same rules validate applies), then what the scan found in a
+      // version published with a warn verdict: both on stderr, the result alone on stdout.
+      printWarnings(output, result.warnings);
+      printFindings(output, result.scan?.findings ?? []);
     });
 }

@@ -1,12 +1,12 @@
 import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { type Command, Option } from 'commander';
-import { readArchive } from '../../bundle/archive-read.js';
+import type { Command } from 'commander';
+import { readServedArchive } from '../../bundle/archive-read.js';
 import { bundleDigest } from '../../bundle/digest.js';
 import { installableFiles } from '../../bundle/installable.js';
 import { normalizeEntryPath } from '../../bundle/paths.js';
 import { DEFAULT_LIMITS } from '../../bundle/types.js';
-import { type CliContext, examples, namespaceOption, ReportedFailure } from '../context.js';
+import { type CliContext, examples, namespaceOption, ReportedFailure, viewOption } from '../context.js';
 
 export function registerPullCommand(program: Command, { output, clientOf }: CliContext): void {
   program
@@ -24,11 +24,7 @@ export function registerPullCommand(program: Command, { output, clientOf }: CliC
       'write every file exactly as published, even a SKILL.md whose name or description the registry filled in',
     )
     .addOption(namespaceOption('read from').conflicts('view'))
-    .addOption(
-      new Option('--view <view>', 'read through a view: the skill as the view resolves it').env(
-        'SKILLREG_VIEW',
-      ),
-    )
+    .addOption(viewOption().conflicts('namespace'))
     .addHelpText(
       'after',
       `\nRefuses to write into a non-empty folder unless --force is given (which replaces it).\n${examples(
@@ -61,7 +57,7 @@ export function registerPullCommand(program: Command, { output, clientOf }: CliC
           tag: options.tag,
           contents: 'as-published',
         });
-        const published = await readArchive(fetched.value, 'tar.gz', {
+        const published = await readServedArchive(fetched.value, 'tar.gz', {
           ...DEFAULT_LIMITS,
           maxUncompressedBytes: 1024 * 1024 * 1024,
           maxFiles: 100_000,

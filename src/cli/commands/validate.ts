@@ -1,11 +1,11 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { BundleError, type BundleIssue } from '../../bundle/types.js';
-import { type Finding, RULES_VERSION, SEVERITIES, type Severity, scanBundle } from '../../scan/index.js';
+import { RULES_VERSION, SEVERITIES, type Severity, scanBundle } from '../../scan/index.js';
 import { findSkillFolders } from '../../services/skill-folder.js';
 import { type CliContext, examples, ReportedFailure } from '../context.js';
-import { prepareFolder, skillFolderOf } from '../local-skill.js';
-import type { Output } from '../output.js';
+import { describeDuplicate, duplicateNames, prepareFolder, skillFolderOf } from '../local-skill.js';
+import { type Output, printFindings, printWarnings } from '../output.js';
 
 /** How a folder is shown: relative to the working directory when below it, else as given. */
 function displayPath(folder: string): string {
@@ -14,20 +14,8 @@ function displayPath(folder: string): string {
   return relative.startsWith('..') || path.isAbsolute(relative) ? folder : relative;
 }
 
-function printIssues(output: Output, issues: BundleIssue[], kind: 'error' | 'warning'): void {
-  for (const issue of issues) {
-    const line = `  ${kind === 'error' ? 'error' : 'warn '}  ${issue.path}: ${issue.detail}`;
-    if (kind === 'error') output.error(line);
-    else output.info(line);
-  }
-}
-
-function printFindings(output: Output, findings: readonly Finding[]): void {
-  for (const finding of findings) {
-    const line = `  ${finding.severity.padEnd(8)}  ${finding.path}${finding.line > 0 ? `:${finding.line}` : ''}  ${finding.rule}: ${finding.detail}`;
-    if (finding.severity === 'high' || finding.severity === 'critical') output.error(line);
-    else output.info(line);
-  }
+function printErrors(output: Output, issues: BundleIssue[]): void {
+  for (const issue of issues) output.error(`  error  ${issue.path}: ${issue.detail}`);
 }
 
 /** SKILLREG_SCAN_BLOCK_SEVERITY, as the server reads it (default high). */
@@ -43,7 +31,7 @@ export function registerValidateCommand(program: Command, { output }: CliContext
     .argument('<dir>', 'a skill folder (holding SKILL.md) or any folder with skill folders below it')
     .addHelpText(
       'after',
-      `\nPrints every error and warning per file with how to fix it, and what the registry's publish-time scan\nfinds (the same rules: hidden instructions, download-and-run, credential theft, secrets, binaries...),\neach with its file and line. Exit code 1 if any skill is invalid or the scan would quarantine it\n(findings at SKILLREG_SCAN_BLOCK_SEVERITY, default high, or worse). No network access, no token needed.\n${examples('skillreg validate .', 'skillreg validate .claude/skills/my-skill')}`,
+      `\nPrints each valid skill on stdout; every error and warning per file with how to fix it, and what the\nregistry's publish-time scan finds (the same rules: hidden instructions, download-and-run, credential\ntheft, secrets, binaries...) with its file and line, on stderr. A folder is read as the registry reads\nan archive of it: a SKILL.md without a name takes the folder's, a folder named otherwise is warned about.\nExit code 1 if any skill is invalid, the scan would quarantine it (findings at\nSKILLREG_SCAN_BLOCK_SEVERITY, default high, or worse) or two folders declare the same name (sync\nrefuses that tree). No network access, no token needed.\n${examples('skillreg validate .', 'skillreg validate .claude/skills/my-skill')}`,
     )
     .action(async (dir: string) => {
       const folders = await findSkillFolders(await skillFolderOf(dir));
@@ -55,10 +43,12 @@ export function registerValidateCommand(program: Command, { output }: CliContext
       let blocked = 0;
       let warned = 0;
       const blockAt = blockSeverity();
+      const declared: { name: string; folder: string }[] = [];
       for (const folder of folders) {
         const label = displayPath(folder);
         try {
           const prepared = await prepareFolder(folder);
+          declared.push({ name: prepared.skill.name, folder: label });
           const count = prepared.files.length;
           const scan = await scanBundle(prepared.files, { blockSeverity: blockAt });
           const summary = `${label}  (${prepared.skill.name}, ${count} file${count === 1 ? '' : 's'}, ${prepared.digest})`;
@@ -69,29 +59,31 @@ export function registerValidateCommand(program: Command, { output }: CliContext
             if (scan.verdict === 'warn') warned += 1;
             output.info(`ok     ${summary}`);
           }
-          printIssues(output, prepared.skill.warnings, 'warning');
+          // Warnings and findings on stderr, each naming its folder when a tree is checked.
+          const where = folders.length > 1 ? label : undefined;
+          printWarnings(output, prepared.skill.warnings, where);
           printFindings(
             output,
             scan.findings.filter((finding) => finding.severity !== 'low'),
+            where,
           );
         } catch (error) {
           if (!(error instanceof BundleError)) throw error;
           invalid += 1;
           output.error(`FAIL   ${label}`);
-          printIssues(
-            output,
-            error.errors.length > 0 ? error.errors : [{ path: '', detail: error.message }],
-            'error',
-          );
-          printIssues(output, error.warnings, 'warning');
+          printErrors(output, error.errors.length > 0 ? error.errors : [{ path: '', detail: error.message }]);
+          printWarnings(output, error.warnings);
         }
       }
+      // sync refuses such a tree: say so here first.
+      const duplicates = duplicateNames(declared);
+      for (const duplicate of duplicates) output.error(`FAIL   ${describeDuplicate(duplicate)}`);
       output.info(
-        `${folders.length - invalid} valid, ${invalid} invalid (${folders.length} skill${folders.length === 1 ? '' : 's'} checked)`,
+        `${folders.length - invalid} valid, ${invalid} invalid (${folders.length} skill${folders.length === 1 ? '' : 's'} checked)${duplicates.length > 0 ? `; ${duplicates.length} name${duplicates.length === 1 ? '' : 's'} declared twice` : ''}`,
       );
       if (blocked + warned > 0) {
         output.info(`scan (rules ${RULES_VERSION}): ${blocked} blocked, ${warned} with warnings`);
       }
-      if (invalid > 0 || blocked > 0) throw new ReportedFailure();
+      if (invalid > 0 || blocked > 0 || duplicates.length > 0) throw new ReportedFailure();
     });
 }

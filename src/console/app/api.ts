@@ -28,10 +28,14 @@ export class ApiError extends Error {
   }
 }
 
-async function request(method: string, path: string, body?: unknown): Promise<Response> {
+async function request(
+  method: string,
+  path: string,
+  body?: unknown,
+  bearer: string | null = token(),
+): Promise<Response> {
   // People reading skills here are not agents using them: the registry leaves these reads out of usage.
   const headers: Record<string, string> = { accept: 'application/json, */*', 'x-skillreg-usage': 'ignore' };
-  const bearer = token();
   if (bearer) headers.authorization = `Bearer ${bearer}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
   let response: Response;
@@ -76,6 +80,22 @@ export async function getBytes(path: string): Promise<Uint8Array> {
 export async function send<T>(method: 'PUT' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
   const response = await request(method, path, body);
   return (response.status === 204 ? undefined : await response.json()) as T;
+}
+
+/** Who a token is (GET /auth/whoami): what the console may offer its holder. */
+export interface Identity {
+  name: string;
+  actor: string;
+  kind: 'token' | 'bootstrap';
+  scopes: ('read' | 'publish' | 'admin')[];
+  /** null: every namespace. */
+  namespaces: string[] | null;
+  expiresAt: string | null;
+}
+
+/** Asks the registry who `candidate` is (an ApiError 401 when it refuses the token). */
+export async function whoAmI(candidate: string): Promise<Identity> {
+  return (await (await request('GET', '/auth/whoami', undefined, candidate)).json()) as Identity;
 }
 
 /** Where a page reads: the root (`default`), a namespace or a view. */

@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError } from './api';
+import { type Need, tokenNeeded, useSession, type Where } from './session';
 
 /** Loads something when its key changes; `reload` asks again. */
 export function useAsync<T>(load: () => Promise<T>, key: unknown[]) {
@@ -30,6 +31,40 @@ export function ErrorNote({ error }: { error: Error }) {
       {error instanceof ApiError && error.detail ? <p>{error.detail}</p> : <p>{error.message}</p>}
       {signIn ? <p>Sign in with a token that may do this (top right).</p> : null}
     </div>
+  );
+}
+
+/**
+ * Said up front where the session may not do something (no request is made to find out): which token
+ * it takes, and for a token that falls short, what it has.
+ */
+export function SignInNote({ need, where, to }: { need: Need; where: Where; to: string }) {
+  const session = useSession();
+  const identity = session.state === 'signed-in' ? session.identity : null;
+  return (
+    <p class="notice" role="note">
+      {identity ? (
+        <>
+          The token <strong>{identity.name}</strong> ({identity.scopes.join(', ')}
+          {identity.namespaces ? `; namespaces ${identity.namespaces.join(', ')}` : ''}) cannot {to}: that
+          takes {tokenNeeded(need, where, true)}. Sign out and sign in with one (top right).
+        </>
+      ) : (
+        <>
+          Sign in with {tokenNeeded(need, where)} to {to} (top right).
+        </>
+      )}
+    </p>
+  );
+}
+
+/** With SKILLREG_READ_AUTH=true an anonymous reader is told so instead of getting a 401 per request. */
+export function ReadsNeedTokenNote({ what }: { what: string }) {
+  return (
+    <p class="notice" role="note">
+      This registry needs a token for every read (SKILLREG_READ_AUTH=true). Sign in with a token with scope
+      read (top right) to see {what}.
+    </p>
   );
 }
 

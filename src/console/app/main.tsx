@@ -1,6 +1,6 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { signIn, signOut, token } from './api';
+import { formatDate, Loading } from './components';
 import { CataloguePage } from './pages/catalogue';
 import { AuditPage, QuarantinePage, UsagePage } from './pages/review';
 import { ScopesPage } from './pages/scopes';
@@ -8,6 +8,7 @@ import { SkillPage } from './pages/skill';
 import { TokensPage } from './pages/tokens';
 import { interceptLinks, useLocation } from './router';
 import { scopeOf } from './scope';
+import { endSession, restoreSession, signInWith, useSession } from './session';
 
 const NAV = [
   ['/ui', 'Catalogue'],
@@ -18,19 +19,33 @@ const NAV = [
   ['/ui/quarantine', 'Quarantine'],
 ] as const;
 
-function SignIn({ onChange }: { onChange: () => void }) {
+function SignIn() {
+  const session = useSession();
   const [value, setValue] = useState('');
-  if (token()) {
+  const [refusal, setRefusal] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  if (session.state === 'checking') return <div class="signin muted">Checking the token…</div>;
+  if (session.state === 'signed-in') {
+    const identity = session.identity;
     return (
       <div class="signin">
-        <span class="muted">Signed in for this tab</span>{' '}
-        <button
-          type="button"
-          onClick={() => {
-            signOut();
-            onChange();
-          }}
-        >
+        <span>
+          {identity ? (
+            <>
+              Signed in as <strong>{identity.name}</strong>{' '}
+              <span class="muted">
+                ({identity.scopes.join(', ')}
+                {identity.namespaces ? `; namespaces ${identity.namespaces.join(', ')}` : ''}
+                {identity.expiresAt ? `; expires ${formatDate(identity.expiresAt)}` : ''})
+              </span>
+            </>
+          ) : (
+            <span class="muted" title={session.notice}>
+              Signed in (token not checked)
+            </span>
+          )}
+        </span>{' '}
+        <button type="button" onClick={endSession}>
           Sign out
         </button>
       </div>
@@ -39,12 +54,16 @@ function SignIn({ onChange }: { onChange: () => void }) {
   return (
     <form
       class="signin"
-      onSubmit={(event) => {
+      aria-label="Sign in"
+      onSubmit={async (event) => {
         event.preventDefault();
-        if (!value.trim()) return;
-        signIn(value.trim());
-        setValue('');
-        onChange();
+        const candidate = value.trim();
+        if (!candidate) return;
+        setBusy(true);
+        const refused = await signInWith(candidate);
+        setBusy(false);
+        setRefusal(refused);
+        if (!refused) setValue('');
       }}
     >
       <label class="inline">
@@ -53,25 +72,43 @@ function SignIn({ onChange }: { onChange: () => void }) {
           type="password"
           autocomplete="off"
           value={value}
+          aria-invalid={refusal ? 'true' : undefined}
+          aria-describedby={refusal ? 'signin-refusal' : undefined}
           onInput={(e) => setValue((e.target as HTMLInputElement).value)}
           placeholder="registry token"
         />
       </label>{' '}
-      <button type="submit">Sign in</button>
+      <button type="submit" disabled={busy}>
+        Sign in
+      </button>
+      {refusal || session.notice ? (
+        <p id="signin-refusal" class="signin-refusal" role="alert">
+          {refusal ?? session.notice}
+        </p>
+      ) : null}
     </form>
   );
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 function Page({ url }: { url: URL }) {
   const scope = scopeOf(url);
   const path = url.pathname.replace(/\/+$/, '') || '/ui';
-  const skill = /^\/ui\/skills\/([^/]+)$/.exec(path);
+  const skill = /^\/ui\/skills\/([^/]+)(?:\/files\/(.+))?$/.exec(path);
   if (skill)
     return (
       <SkillPage
         scope={scope}
-        name={decodeURIComponent(skill[1]!)}
+        name={decodeSegment(skill[1]!)}
         version={url.searchParams.get('version')}
+        file={skill[2] ? skill[2].split('/').map(decodeSegment).join('/') : null}
       />
     );
   switch (path) {
@@ -99,18 +136,28 @@ function Page({ url }: { url: URL }) {
   }
 }
 
+/** A page's own address: a skill's file views are one page (moving between them keeps focus and scroll). */
+function pageOf(pathname: string): string {
+  return pathname.replace(/^(\/ui\/skills\/[^/]+)\/files\/.*$/, '$1');
+}
+
 function App() {
   const url = useLocation();
-  // Signing in or out re-renders every page with the new credentials.
-  const [session, setSession] = useState(0);
+  const session = useSession();
   const [first, setFirst] = useState(true);
+  const page = pageOf(url.pathname);
   useEffect(() => {
     document.title = `${NAV.find(([href]) => href === url.pathname)?.[1] ?? 'Skill'} · skill-registry`;
     // After an in-page navigation, focus moves to the new content (as a page load would start over);
     // on the first load it stays at the top, where the skip link is.
     if (first) setFirst(false);
-    else document.getElementById('main')?.focus({ preventScroll: true });
-  }, [url.pathname]);
+    else {
+      document.getElementById('main')?.focus({ preventScroll: true });
+      if (!url.hash) scrollTo(0, 0);
+    }
+  }, [page]);
+  // Signing in or out renders every page again with the new credentials.
+  const sessionKey = session.state === 'signed-in' ? `in:${session.identity?.actor ?? '?'}` : session.state;
   return (
     <div class="shell">
       <a class="skip" href="#main">
@@ -136,10 +183,10 @@ function App() {
             </li>
           </ul>
         </nav>
-        <SignIn onChange={() => setSession((n) => n + 1)} />
+        <SignIn />
       </header>
-      <main id="main" tabIndex={-1} key={session}>
-        <Page url={url} />
+      <main id="main" tabIndex={-1} key={sessionKey}>
+        {session.state === 'checking' ? <Loading /> : <Page url={url} />}
       </main>
     </div>
   );
@@ -147,3 +194,4 @@ function App() {
 
 document.addEventListener('click', interceptLinks);
 render(<App />, document.getElementById('app')!);
+void restoreSession();

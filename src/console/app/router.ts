@@ -16,7 +16,10 @@ export function useLocation(): URL {
   return url;
 }
 
-/** Same-origin /ui links navigate in place; modified clicks (new tab) keep the browser's behaviour. */
+/**
+ * Same-origin /ui links navigate in place (the session token lives in this tab); modified clicks (new
+ * tab) keep the browser's behaviour, and so does a link to a heading of the page shown.
+ */
 export function interceptLinks(event: MouseEvent): void {
   if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey)
     return;
@@ -24,6 +27,7 @@ export function interceptLinks(event: MouseEvent): void {
   if (!anchor || anchor.target === '_blank' || anchor.hasAttribute('download')) return;
   const url = new URL(anchor.href, location.href);
   if (url.origin !== location.origin || !url.pathname.startsWith('/ui')) return;
+  if (url.hash && url.pathname === location.pathname && url.search === location.search) return;
   event.preventDefault();
-  navigate(url.pathname + url.search);
+  navigate(url.pathname + url.search + url.hash);
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../../errors.js';
@@ -8,6 +9,7 @@ import {
   type Scope,
   safeEqual,
   type TokensRepository,
+  tokenNameOf,
 } from '../../storage/tokens-repository.js';
 
 declare module 'fastify' {
@@ -44,6 +46,51 @@ class AuthError extends AppError {
   }
 }
 
+/** The Authorization header a request presents, if any (an empty one presents nothing). */
+export function presentedCredential(request: FastifyRequest): string | undefined {
+  return request.headers.authorization || undefined;
+}
+
+/**
+ * A short name for a presented credential that logs may carry: the first 8 hex digits of the SHA-256 of
+ * the bearer secret (so it matches the start of the token's stored hash), or of the whole header when
+ * it is no bearer token. It tells one credential from another; it cannot give the secret back.
+ */
+export function credentialFingerprint(header: string): string {
+  const secret = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] ?? header;
+  return createHash('sha256').update(secret).digest('hex').slice(0, 8);
+}
+
+/** Requests whose credential the auth plugin refused (401): what the auth-failure limit counts. */
+const refusedCredentials = new WeakSet<FastifyRequest>();
+export const credentialWasRefused = (request: FastifyRequest): boolean => refusedCredentials.has(request);
+
+type Refusal = 'malformed' | 'unknown' | 'revoked' | 'expired' | 'scope' | 'namespace';
+
+/**
+ * One warn line per refused credential, on the request's logger (so with its request id): the token's
+ * name when the secret is a token's, else the credential's fingerprint; never the secret itself.
+ */
+function logRefusal(
+  request: FastifyRequest,
+  reason: Refusal,
+  who: { token: string } | { credential: string },
+  extra: Record<string, unknown> = {},
+): void {
+  request.log.warn(
+    {
+      event: 'auth.refused',
+      reason,
+      ...who,
+      ...extra,
+      method: request.method,
+      // The path only: a query string may carry anything.
+      url: request.url.split('?')[0],
+    },
+    'credentials refused',
+  );
+}
+
 async function authPlugin(app: FastifyInstance, options: { tokens: TokensRepository }) {
   const { tokens } = options;
   app.decorateRequest('principal', null);
@@ -60,10 +107,12 @@ async function authPlugin(app: FastifyInstance, options: { tokens: TokensReposit
   });
 
   async function identify(request: FastifyRequest): Promise<Principal | null> {
-    const header = request.headers.authorization;
+    const header = presentedCredential(request);
     if (!header) return null;
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) {
+      refusedCredentials.add(request);
+      logRefusal(request, 'malformed', { credential: credentialFingerprint(header) });
       throw new AuthError(401, "the Authorization header must be 'Bearer <token>'", { reason: 'malformed' });
     }
     const secret = match[1]!;
@@ -78,6 +127,12 @@ async function authPlugin(app: FastifyInstance, options: { tokens: TokensReposit
         revoked: 'the bearer token was revoked; ask an admin for a new one',
         expired: 'the bearer token has expired; ask an admin for a new one',
       } as const;
+      refusedCredentials.add(request);
+      logRefusal(
+        request,
+        result.refused,
+        'name' in result ? { token: result.name } : { credential: credentialFingerprint(header) },
+      );
       throw new AuthError(401, reasons[result.refused], { reason: result.refused });
     }
     return result;
@@ -93,7 +148,9 @@ async function authPlugin(app: FastifyInstance, options: { tokens: TokensReposit
     const allowed = principal.namespaces;
     if (allowed === undefined || options.anyNamespace) return;
     const listed = allowed.map((pattern) => `'${pattern}'`).join(', ');
+    const token = tokenNameOf(principal.actor);
     if (!options.namespace && scope === 'admin') {
+      logRefusal(request, 'namespace', { token }, { requiredScope: scope, namespaces: allowed });
       throw new AuthError(
         403,
         `this request needs a token that is not limited to namespaces; the token may act only in ${listed}`,
@@ -102,6 +159,7 @@ async function authPlugin(app: FastifyInstance, options: { tokens: TokensReposit
     }
     const namespace = options.namespace?.(request) ?? DEFAULT_NAMESPACE;
     if (coversNamespace(allowed, namespace)) return;
+    logRefusal(request, 'namespace', { token }, { requiredScope: scope, namespace });
     const verb = scope === 'read' ? 'read' : 'write';
     throw new AuthError(
       403,
@@ -129,6 +187,12 @@ async function authPlugin(app: FastifyInstance, options: { tokens: TokensReposit
       }
       reply.removeHeader('www-authenticate');
       if (!grants(principal.scopes, scope)) {
+        logRefusal(
+          request,
+          'scope',
+          { token: tokenNameOf(principal.actor) },
+          { requiredScope: scope, scopes: principal.scopes },
+        );
         throw new AuthError(
           403,
           `this request needs scope '${scope}'; the token has ${principal.scopes.map((s) => `'${s}'`).join(', ')}. Ask an admin for a token with scope '${scope}'`,

@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../../errors.js';
 import { problemSchema } from '../problem.js';
+import { credentialFingerprint, credentialWasRefused, presentedCredential } from './auth.js';
 
 /**
  * Rate limits, counted per process in memory (@fastify/rate-limit's LRU store): with N replicas a
@@ -12,9 +14,15 @@ import { problemSchema } from '../problem.js';
  *   write route that lets an anonymous caller through (none today). The check runs in `onRequest` right
  *   after the route's authorize hook, so it is keyed by the authenticated token and still refuses before
  *   an upload is read. Refused credentials never reach it: they are counted by the next limit.
- * - auth-failures: 401 answers to requests that carried an Authorization header, per address. Past the
- *   limit, every request from that address that carries credentials gets 429 before its token is even
- *   looked up, until the window ends. Requests without credentials (public reads) are not affected.
+ * - auth-failures: credentials the auth plugin refused (401), per credential (a hash of the
+ *   Authorization header). Past the limit, requests presenting that same credential get 429 before it is
+ *   looked up, until the window ends. Keyed by what failed, not by address: behind a proxy or NAT every
+ *   client shares one address, and a stale CI token retried in a loop must not lock out the valid
+ *   tokens beside it. No per-address ceiling: one that refused before the lookup would lock those
+ *   tokens out, and one that refused only failing credentials would stop nothing (a right guess still
+ *   passes). Guessing is hopeless instead: created tokens are 256 random bits (the README asks the same
+ *   of SKILLREG_ADMIN_TOKEN). Missing credentials, valid ones refused a scope or namespace (403), and
+ *   other 401s are never counted.
  * - reads (GET routes, POST /mcp): off by default; per token or address when set. /livez, /readyz and
  *   /metrics are never limited.
  *
@@ -29,8 +37,8 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const READ_ONLY_POSTS = new Set(['/mcp']);
 /** Probes and scrapes: a load balancer or Prometheus must never be refused. */
 const NEVER_LIMITED = new Set(['/livez', '/readyz', '/metrics']);
-/** Addresses remembered as blocked for too many refused credentials; bounds the memory an attack costs. */
-const MAX_BLOCKED_ADDRESSES = 10_000;
+/** Credentials remembered as blocked for being refused too often; bounds the memory an attack costs. */
+const MAX_BLOCKED_CREDENTIALS = 10_000;
 
 const VARIABLES: Record<LimitName, string> = {
   writes: 'SKILLREG_RATE_LIMIT_WRITES',
@@ -42,7 +50,7 @@ export class RateLimitError extends AppError {
   constructor(limit: LimitName, max: number, windowSeconds: number, retryAfter: number) {
     const what =
       limit === 'auth-failures'
-        ? `too many refused credentials from this address (at most ${max} per ${windowSeconds} s); requests carrying an Authorization header are refused until the window ends`
+        ? `this credential was refused too often (at most ${max} times per ${windowSeconds} s); requests presenting it are refused until the window ends, other credentials are not. Check the token (SKILLREG_TOKEN) or ask an admin for a new one`
         : `too many ${limit} (at most ${max} per ${windowSeconds} s for this ${limit === 'writes' ? 'token' : 'token or address'})`;
     super(
       429,
@@ -125,33 +133,39 @@ async function rateLimitPlugin(app: FastifyInstance) {
   });
 
   if (authFailures > 0) {
+    /** The key a credential is counted and blocked under; the header itself is never kept. */
+    const credentialKey = (header: string) =>
+      `credential:${createHash('sha256').update(header).digest('base64url')}`;
     const countFailure = app.createRateLimit({
       max: authFailures,
       timeWindow,
-      keyGenerator: (request) => `address:${request.ip}`,
+      keyGenerator: (request) => credentialKey(presentedCredential(request)!),
     });
-    /** Address -> epoch milliseconds from which it may present credentials again. */
+    /** Credential key -> epoch milliseconds from which it may be presented again. */
     const blocked = new Map<string, number>();
 
-    const block = (address: string, until: number) => {
-      if (blocked.size >= MAX_BLOCKED_ADDRESSES) {
+    const block = (key: string, until: number) => {
+      if (blocked.size >= MAX_BLOCKED_CREDENTIALS) {
         const now = Date.now();
-        for (const [key, end] of blocked) if (end <= now) blocked.delete(key);
-        if (blocked.size >= MAX_BLOCKED_ADDRESSES) blocked.delete(blocked.keys().next().value!);
+        for (const [entry, end] of blocked) if (end <= now) blocked.delete(entry);
+        if (blocked.size >= MAX_BLOCKED_CREDENTIALS) blocked.delete(blocked.keys().next().value!);
       }
-      blocked.delete(address);
-      blocked.set(address, until);
+      blocked.delete(key);
+      blocked.set(key, until);
     };
 
-    // Root hooks run before every route's own onRequest hooks, so a blocked address is refused
-    // before its token is looked up.
+    // Root hooks run before every route's own onRequest hooks, so a blocked credential is refused
+    // before it is looked up.
     app.addHook('onRequest', (request, reply, done) => {
-      if (request.headers.authorization === undefined || blocked.size === 0) return done();
-      const until = blocked.get(request.ip);
+      if (blocked.size === 0) return done();
+      const header = presentedCredential(request);
+      if (header === undefined) return done();
+      const key = credentialKey(header);
+      const until = blocked.get(key);
       if (until === undefined) return done();
       const now = Date.now();
       if (until <= now) {
-        blocked.delete(request.ip);
+        blocked.delete(key);
         return done();
       }
       const retryAfter = Math.max(1, Math.ceil((until - now) / 1000));
@@ -162,13 +176,25 @@ async function rateLimitPlugin(app: FastifyInstance) {
 
     // Callback style: every answer passes here, and all but refused credentials leave at once.
     app.addHook('onSend', (request, reply, payload, done) => {
-      if (reply.statusCode !== 401 || request.headers.authorization === undefined) {
+      if (reply.statusCode !== 401 || !credentialWasRefused(request)) {
         done(null, payload);
         return;
       }
       countFailure(request).then(
         (result) => {
-          if (!result.isAllowed && result.remaining === 0) block(request.ip, Date.now() + result.ttl);
+          if (!result.isAllowed && result.remaining === 0) {
+            const header = presentedCredential(request)!;
+            block(credentialKey(header), Date.now() + result.ttl);
+            request.log.warn(
+              {
+                event: 'auth.limited',
+                credential: credentialFingerprint(header),
+                max: authFailures,
+                windowSeconds,
+              },
+              'credential refused too often: answered 429 until the window ends',
+            );
+          }
           done(null, payload);
         },
         (error) => done(error, payload),

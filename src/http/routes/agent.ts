@@ -64,7 +64,7 @@ const agentRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: ReadMount 
         tags: ['agents'],
         summary: 'System-prompt fragment listing the skills',
         description:
-          'One string to append to a system message: short instructions (skills are not tools; call `load_skill` with the name before following one) and the selected skills in the `<available_skills>` layout (`format=xml`, default), as a Markdown list (`format=markdown`), or as `{prompt, tokens, included, omitted, searchFirst}` (`format=json`). Each skill carries its absolute content URL. Select with `name` (repeatable), `tag` and `q`. `budget=N` keeps the whole fragment within N tokens (o200k_base). When not every selected skill fits, the fragment turns search-first: it lists the most loaded skills that fit (most recorded loads, then most recently loaded, then the shorter entry), names or counts the rest, and tells the model to call `search_skills` with a description of the task when no listed skill fits, then `load_skill` with a name it returns. `mode=search` asks for the search-first instructions even when every skill fits. Skills with `disable-model-invocation: true` are never listed.',
+          'One string to append to a system message: short instructions (skills are not tools; call `load_skill` with the name before following one) and the selected skills in the `<available_skills>` layout (`format=xml`, default), as a Markdown list (`format=markdown`), or as `{prompt, tokens, included, omitted, omittedCount, searchFirst}` (`format=json`). Each skill carries its absolute content URL. Select with `name` (repeatable), `tag` and `q`. `budget=N` keeps the whole fragment within N tokens (o200k_base); without `budget` the registry default applies (`SKILLREG_PROMPT_BUDGET`, 4,000 tokens unless configured), and `budget=0` lists every selected skill however many. When not every selected skill fits, the fragment turns search-first: it lists the most loaded skills that fit (most recorded loads, then most recently loaded, then the shorter entry), names or counts the rest, and tells the model to call `search_skills` with a description of the task when no listed skill fits, then `load_skill` with a name it returns. `mode=search` asks for the search-first instructions even when every skill fits (under the same budget). `format=json` names at most 100 omitted skills and counts them all in `omittedCount`. Skills with `disable-model-invocation: true` are never listed.',
         ...mounted(mount, 'getPrompt'),
         ...params,
         querystring: selectionQuery.extend({
@@ -72,10 +72,12 @@ const agentRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: ReadMount 
           budget: z.coerce
             .number()
             .int()
-            .min(1)
+            .min(0)
             .max(10_000_000)
             .optional()
-            .describe('Largest size of the whole fragment in tokens (o200k_base)'),
+            .describe(
+              "Largest size of the whole fragment in tokens (o200k_base); 0 for no limit. Without it, the registry's default (SKILLREG_PROMPT_BUDGET, 4000 unless configured)",
+            ),
           mode: z
             .enum(['list', 'search'])
             .default('list')

@@ -1,6 +1,7 @@
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { buildConsoleAssets, type ConsoleAssets } from '../../console/assets.js';
 import { NotFoundError } from '../../errors.js';
+import { publicBaseUrl } from '../public-url.js';
 
 /**
  * Every console response carries it: scripts and styles from this origin only (no inline script or
@@ -28,11 +29,24 @@ const SECURITY_HEADERS = {
   'cross-origin-opener-policy': 'same-origin',
 };
 
-const PAGE = `<!doctype html>
+/** Text for an HTML attribute value. */
+function escapeAttribute(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/**
+ * The one page. Its meta tags tell the app what it would otherwise learn from a failing request:
+ * whether reads need a token, and the address agents and hosts should be given (SKILLREG_PUBLIC_URL
+ * behind a proxy).
+ */
+function pageHtml(options: { readAuth: boolean; publicUrl: string }): string {
+  return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="skillreg-read-auth" content="${options.readAuth}">
+<meta name="skillreg-public-url" content="${escapeAttribute(options.publicUrl)}">
 <title>skill-registry console</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/ui/assets/app.css">
@@ -44,6 +58,7 @@ const PAGE = `<!doctype html>
 </body>
 </html>
 `;
+}
 
 function secured(reply: FastifyReply): FastifyReply {
   for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.header(name, value);
@@ -61,7 +76,7 @@ const consoleRoutes: FastifyPluginAsync = async (app) => {
     return assets;
   };
 
-  const page = {
+  const pageRoute = {
     schema: {
       tags: ['console'],
       summary: 'The web console',
@@ -70,10 +85,15 @@ const consoleRoutes: FastifyPluginAsync = async (app) => {
       hide: true,
     },
   };
-  const sendPage = async (_request: unknown, reply: FastifyReply) =>
-    secured(reply).header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(PAGE);
-  app.get('/ui', page, sendPage);
-  app.get('/ui/*', page, async (request, reply) => {
+  const sendPage = async (request: FastifyRequest, reply: FastifyReply) =>
+    secured(reply)
+      .header('cache-control', 'no-cache')
+      .type('text/html; charset=utf-8')
+      .send(
+        pageHtml({ readAuth: app.config.readAuth, publicUrl: publicBaseUrl(request).replace(/\/+$/, '') }),
+      );
+  app.get('/ui', pageRoute, sendPage);
+  app.get('/ui/*', pageRoute, async (request, reply) => {
     const rest = (request.params as { '*': string })['*'];
     if (rest.startsWith('assets/')) {
       const name = rest.slice('assets/'.length);

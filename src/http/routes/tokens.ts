@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { AppError } from '../../errors.js';
 import { namespacePatternProblem } from '../../namespaces.js';
 import type { Registry } from '../../services/registry.js';
 import { SCOPES } from '../../storage/tokens-repository.js';
@@ -18,6 +19,23 @@ const tokenSummarySchema = z.object({
   createdAt: z.string(),
   expiresAt: z.string().nullable(),
   lastUsedAt: z.string().nullable(),
+});
+
+const whoAmISchema = z.object({
+  name: z
+    .string()
+    .describe("The token's name; 'admin-token' for the bootstrap token of SKILLREG_ADMIN_TOKEN"),
+  actor: z.string().describe('How the audit log names what this token does, e.g. token:ci-main'),
+  kind: z
+    .enum(['token', 'bootstrap'])
+    .describe('token: created with POST /tokens; bootstrap: the admin token set in SKILLREG_ADMIN_TOKEN'),
+  id: z.string().nullable().describe('The token id (as in GET /tokens); null for the bootstrap token'),
+  scopes: z.array(z.enum(SCOPES)),
+  namespaces: z
+    .array(z.string())
+    .nullable()
+    .describe('Namespaces the token may act in (exact names or a trailing *); null: every namespace'),
+  expiresAt: z.string().nullable().describe('null: never expires'),
 });
 
 function serialize<T extends { createdAt: Date; expiresAt: Date | null; lastUsedAt: Date | null }>(token: T) {
@@ -103,6 +121,60 @@ const tokensRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, 
       },
     },
     async () => ({ items: (await tokens.list()).map(serialize) }),
+  );
+
+  app.get(
+    '/auth/whoami',
+    {
+      // Every token grants read; in no one namespace, so a token limited to namespaces answers too.
+      preHandler: app.authorize('read', { anyNamespace: true }),
+      schema: {
+        tags: ['tokens'],
+        summary: 'The token presented',
+        description:
+          'Who the bearer token is: its name, scopes, namespaces and expiry, never its secret. The console checks a token with it before signing in. No token, or one the registry refuses: a 401 problem saying why (counted like any refused credential).',
+        operationId: 'whoAmI',
+        response: { 200: whoAmISchema, ...problemResponses(401) },
+      },
+    },
+    async (request, reply) => {
+      const principal = request.principal!;
+      if (principal.actor === 'anonymous') {
+        reply.header('www-authenticate', 'Bearer realm="skill-registry"');
+        throw new AppError(
+          401,
+          'Unauthorized',
+          "no token was presented: send 'Authorization: Bearer <token>' to learn which token it is",
+          { reason: 'missing' },
+        );
+      }
+      if (!principal.tokenId) {
+        return {
+          name: principal.actor,
+          actor: principal.actor,
+          kind: 'bootstrap' as const,
+          id: null,
+          scopes: principal.scopes,
+          namespaces: principal.namespaces ?? null,
+          expiresAt: null,
+        };
+      }
+      const token = await tokens.summary(principal.tokenId);
+      if (!token) {
+        throw new AppError(401, 'Unauthorized', 'the bearer token was revoked; ask an admin for a new one', {
+          reason: 'revoked',
+        });
+      }
+      return {
+        name: token.name,
+        actor: principal.actor,
+        kind: 'token' as const,
+        id: token.id,
+        scopes: token.scopes,
+        namespaces: token.namespaces,
+        expiresAt: token.expiresAt?.toISOString() ?? null,
+      };
+    },
   );
 
   app.delete(

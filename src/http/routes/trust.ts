@@ -84,7 +84,11 @@ const trustRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, {
       },
     },
     async (request) =>
-      registry.rescan.rescan({ actor: request.principal!.actor, namespace: request.query.namespace }),
+      registry.rescan.rescan({
+        actor: request.principal!.actor,
+        namespace: request.query.namespace,
+        log: request.log,
+      }),
   );
 
   app.get(

@@ -1,29 +1,48 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { CatalogueItem } from '../../../client/types';
 import { getJson, type Scope, scopePrefix } from '../api';
-import { ErrorNote, Loading, useAsync, Verdict } from '../components';
+import { ErrorNote, Loading, ReadsNeedTokenNote, useAsync, Verdict } from '../components';
 import { navigate } from '../router';
 import { skillHref } from '../scope';
+import { allows, useSession } from '../session';
 
 interface Scopes {
-  namespaces: string[];
+  /** Each namespace with its count of current skills. */
+  namespaces: { name: string; skills: number }[];
   views: string[];
+}
+
+/** The namespaces and views there are, for a ScopePicker. */
+export function useScopes() {
+  return useAsync(scopes, []);
 }
 
 async function scopes(): Promise<Scopes> {
   const [namespaces, views] = await Promise.all([
-    getJson<{ items: { name: string }[] }>('/namespaces'),
+    getJson<{ items: { name: string; skills: number }[] }>('/namespaces'),
     getJson<{ items: { name: string }[] }>('/views'),
   ]);
-  return { namespaces: namespaces.items.map((n) => n.name), views: views.items.map((v) => v.name) };
+  return {
+    namespaces: namespaces.items.map(({ name, skills }) => ({ name, skills })),
+    views: views.items.map((v) => v.name),
+  };
 }
 
 function scopeValue(scope: Scope): string {
   return scope.kind === 'root' ? 'ns:default' : `${scope.kind === 'view' ? 'view' : 'ns'}:${scope.name}`;
 }
 
-export function ScopePicker({ scope, path }: { scope: Scope; path: string }) {
-  const known = useAsync(scopes, []);
+export function ScopePicker({
+  scope,
+  path,
+  known,
+}: {
+  scope: Scope;
+  path: string;
+  /** From useScopes(); undefined while it loads. */
+  known: Scopes | undefined;
+}) {
+  const listed = known;
   const onChange = (value: string) => {
     const [kind, name] = value.split(/:(.*)/s) as [string, string];
     const query =
@@ -39,14 +58,14 @@ export function ScopePicker({ scope, path }: { scope: Scope; path: string }) {
       Namespace or view{' '}
       <select value={scopeValue(scope)} onChange={(e) => onChange((e.target as HTMLSelectElement).value)}>
         <option value="ns:default">default</option>
-        {known.value?.namespaces
-          .filter((name) => name !== 'default')
-          .map((name) => (
+        {listed?.namespaces
+          .filter(({ name }) => name !== 'default')
+          .map(({ name }) => (
             <option key={`ns:${name}`} value={`ns:${name}`}>
               {name}
             </option>
           ))}
-        {known.value?.views.map((name) => (
+        {listed?.views.map((name) => (
           <option key={`view:${name}`} value={`view:${name}`}>
             view: {name}
           </option>
@@ -56,29 +75,104 @@ export function ScopePicker({ scope, path }: { scope: Scope; path: string }) {
   );
 }
 
+const PAGE_SIZE = 50;
+
+type Page = { items: CatalogueItem[]; nextCursor: string | null; total?: number };
+
+function plural(n: number, word = 'skill'): string {
+  return `${n.toLocaleString('en')} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * How many skills there are, said as exactly as the API allows: a search answers its best matches a
+ * page at a time (a total only where the API gives one), a namespace's count comes from GET
+ * /namespaces, a view's only from listing it to the end.
+ */
+function countLine(options: {
+  scope: Scope;
+  query: string;
+  tag: string;
+  listed: number;
+  more: boolean;
+  total: number | undefined;
+  catalogueSize: number | undefined;
+}): string {
+  const { scope, query, tag, listed, more, total, catalogueSize } = options;
+  if (query) {
+    if (total !== undefined) {
+      return `${plural(total)} match “${query}”${total > listed ? `; the best ${listed} shown` : ''}, best first`;
+    }
+    return more
+      ? `The best ${plural(listed)} matching “${query}”, best first; more match (show more, or add words to narrow it)`
+      : `${plural(listed)} match “${query}”, best first`;
+  }
+  const where =
+    scope.kind === 'view'
+      ? `view ${scope.name}`
+      : `namespace ${scope.kind === 'root' ? 'default' : scope.name}`;
+  if (tag) return `${plural(listed)}${more ? ' (and more)' : ''} tagged ${tag} in ${where}`;
+  const count = catalogueSize ?? (more ? undefined : listed);
+  if (count === undefined) return `The first ${plural(listed)} of ${where}, by name`;
+  return `${plural(count)} in ${where}${count > listed ? `; the first ${listed} shown, by name` : ''}`;
+}
+
 export function CataloguePage({ scope }: { scope: Scope }) {
+  const session = useSession();
+  if (!allows(session, 'read', 'any-namespace')) {
+    return (
+      <div>
+        <h1>Catalogue</h1>
+        <ReadsNeedTokenNote what="the catalogue" />
+      </div>
+    );
+  }
+  return <Catalogue scope={scope} />;
+}
+
+function Catalogue({ scope }: { scope: Scope }) {
   const [query, setQuery] = useState('');
   const [debounced, setDebounced] = useState('');
   const [tag, setTag] = useState('');
   const [verdict, setVerdict] = useState('');
+  const [later, setLater] = useState<Page | null>(null);
+  const [loadingMore, setLoadingMore] = useState<{ error?: Error; busy?: boolean }>({});
   useEffect(() => {
     const timer = setTimeout(() => setDebounced(query.trim()), 150);
     return () => clearTimeout(timer);
   }, [query]);
-  const items = useAsync(async () => {
-    const params = new URLSearchParams({ limit: '200' });
+  const known = useScopes();
+  const fetchPage = (cursor: string | null) => {
+    const params = new URLSearchParams({ limit: String(PAGE_SIZE) });
     if (debounced) params.set('q', debounced);
     if (tag.trim()) params.set('tag', tag.trim());
-    return (await getJson<{ items: CatalogueItem[] }>(`${scopePrefix(scope)}/skills?${params}`)).items;
+    if (cursor) params.set('cursor', cursor);
+    return getJson<Page>(`${scopePrefix(scope)}/skills?${params}`);
+  };
+  const first = useAsync(() => {
+    setLater(null);
+    setLoadingMore({});
+    return fetchPage(null);
   }, [scopeValue(scope), debounced, tag]);
-  const shown = (items.value ?? []).filter(
-    (item) => !verdict || (item.scan?.verdict ?? 'unscanned') === verdict,
-  );
+  const items = [...(first.value?.items ?? []), ...(later?.items ?? [])];
+  const nextCursor = later ? later.nextCursor : (first.value?.nextCursor ?? null);
+  const showMore = async () => {
+    setLoadingMore({ busy: true });
+    try {
+      const page = await fetchPage(nextCursor);
+      setLater({ items: [...(later?.items ?? []), ...page.items], nextCursor: page.nextCursor });
+      setLoadingMore({});
+    } catch (error) {
+      setLoadingMore({ error: error as Error });
+    }
+  };
+  const shown = items.filter((item) => !verdict || (item.scan?.verdict ?? 'unscanned') === verdict);
+  const namespace = scope.kind === 'root' ? 'default' : scope.kind === 'namespace' ? scope.name : undefined;
+  const catalogueSize = known.value?.namespaces.find((ns) => ns.name === namespace)?.skills;
   return (
     <div>
       <h1>Catalogue</h1>
       <div class="toolbar">
-        <ScopePicker scope={scope} path="/ui" />
+        <ScopePicker scope={scope} path="/ui" known={known.value} />
         <label class="inline grow">
           Search{' '}
           <input
@@ -108,18 +202,26 @@ export function CataloguePage({ scope }: { scope: Scope }) {
           </select>
         </label>
       </div>
-      {items.error ? <ErrorNote error={items.error} /> : null}
-      {items.loading && !items.value ? <Loading /> : null}
-      <p class="muted" aria-live="polite">
-        {items.value
-          ? `${shown.length} skill${shown.length === 1 ? '' : 's'}${debounced ? ', best match first' : ''}`
+      {first.error ? <ErrorNote error={first.error} /> : null}
+      {first.loading && !first.value ? <Loading /> : null}
+      <p class="muted count" aria-live="polite">
+        {first.value && !first.loading
+          ? `${countLine({
+              scope,
+              query: debounced,
+              tag: tag.trim(),
+              listed: items.length,
+              more: nextCursor !== null,
+              total: first.value.total,
+              catalogueSize: tag.trim() ? undefined : catalogueSize,
+            })}${verdict ? `; ${shown.length} of them with scan verdict ${verdict}` : ''}`
           : ''}
       </p>
       <table class="list">
         <thead>
           <tr>
             <th scope="col">Skill</th>
-            <th scope="col">Description</th>
+            <th scope="col">{debounced ? 'Description, and why it matched' : 'Description'}</th>
             <th scope="col">Version</th>
             <th scope="col">Scan</th>
           </tr>
@@ -131,7 +233,10 @@ export function CataloguePage({ scope }: { scope: Scope }) {
                 <a href={skillHref(scope, item.name)}>{item.name}</a>
                 {item.namespace ? <div class="muted small">{item.namespace}</div> : null}
               </td>
-              <td>{item.description}</td>
+              <td>
+                {item.description}
+                {item.match ? <div class="why small">Matched: {item.match.why}</div> : null}
+              </td>
               <td>
                 {item.version}
                 {item.tags.length > 0 ? <div class="muted small">{item.tags.join(', ')}</div> : null}
@@ -143,6 +248,12 @@ export function CataloguePage({ scope }: { scope: Scope }) {
           ))}
         </tbody>
       </table>
+      {loadingMore.error ? <ErrorNote error={loadingMore.error} /> : null}
+      {nextCursor !== null && first.value ? (
+        <button type="button" onClick={showMore} disabled={loadingMore.busy}>
+          Show more
+        </button>
+      ) : null}
     </div>
   );
 }

@@ -1,9 +1,10 @@
 import { useState } from 'preact/hooks';
 import { AUDIT_ACTIONS } from '../../../audit-actions';
 import { getJson, type Scope, scopePrefix, send } from '../api';
-import { ErrorNote, formatDate, Loading, useAsync } from '../components';
+import { ErrorNote, formatDate, Loading, ReadsNeedTokenNote, SignInNote, useAsync } from '../components';
 import { writePrefix } from '../scope';
-import { ScopePicker } from './catalogue';
+import { allows, useSession } from '../session';
+import { ScopePicker, useScopes } from './catalogue';
 
 interface AuditEntry {
   id: number;
@@ -20,6 +21,19 @@ const ACTIONS = ['', ...AUDIT_ACTIONS];
 
 /** The audit log with the filters GET /audit takes, a page at a time. */
 export function AuditPage() {
+  const session = useSession();
+  if (!allows(session, 'admin', 'every-namespace')) {
+    return (
+      <div>
+        <h1>Audit log</h1>
+        <SignInNote need="admin" where="every-namespace" to="see the audit log" />
+      </div>
+    );
+  }
+  return <Audit />;
+}
+
+function Audit() {
   const [filters, setFilters] = useState({
     actor: '',
     action: '',
@@ -134,6 +148,19 @@ interface Quarantined {
 
 /** Versions the scan blocked: their findings, and release or reject with a reason (audited). */
 export function QuarantinePage() {
+  const session = useSession();
+  if (!allows(session, 'admin', 'every-namespace')) {
+    return (
+      <div>
+        <h1>Quarantine</h1>
+        <SignInNote need="admin" where="every-namespace" to="review the quarantine" />
+      </div>
+    );
+  }
+  return <Quarantine />;
+}
+
+function Quarantine() {
   const [state, setState] = useState<'held' | 'rejected'>('held');
   const list = useAsync(() => getJson<{ items: Quarantined[] }>(`/quarantine?state=${state}`), [state]);
   const [reasons, setReasons] = useState<Record<string, string>>({});
@@ -239,6 +266,28 @@ interface UsageEntry {
 
 /** Top skills and the skills no agent loaded, over a window. */
 export function UsagePage({ scope }: { scope: Scope }) {
+  const session = useSession();
+  if (!allows(session, 'read', scope.kind === 'namespace' ? { namespace: scope.name } : 'any-namespace')) {
+    return (
+      <div>
+        <h1>Usage</h1>
+        {session.state === 'signed-in' ? (
+          <SignInNote
+            need="read"
+            where={{ namespace: scope.kind === 'namespace' ? scope.name : 'default' }}
+            to="see usage here"
+          />
+        ) : (
+          <ReadsNeedTokenNote what="usage" />
+        )}
+      </div>
+    );
+  }
+  return <Usage scope={scope} />;
+}
+
+function Usage({ scope }: { scope: Scope }) {
+  const known = useScopes();
   const [days, setDays] = useState(30);
   const usage = useAsync(
     () =>
@@ -256,7 +305,7 @@ export function UsagePage({ scope }: { scope: Scope }) {
     <div>
       <h1>Usage</h1>
       <div class="toolbar">
-        <ScopePicker scope={scope} path="/ui/usage" />
+        <ScopePicker scope={scope} path="/ui/usage" known={known.value} />
         <label class="inline">
           Window{' '}
           <select

@@ -1,6 +1,15 @@
 import { useState } from 'preact/hooks';
 import { getJson, send } from '../api';
-import { ErrorNote, formatDate, Loading, Section, useAsync } from '../components';
+import {
+  ErrorNote,
+  formatDate,
+  Loading,
+  ReadsNeedTokenNote,
+  Section,
+  SignInNote,
+  useAsync,
+} from '../components';
+import { allows, useSession } from '../session';
 
 interface View {
   name: string;
@@ -11,6 +20,19 @@ interface View {
 
 /** Namespaces (where teams publish) and views (layered reads over them), with a view editor. */
 export function ScopesPage() {
+  const session = useSession();
+  if (!allows(session, 'read', 'any-namespace')) {
+    return (
+      <div>
+        <h1>Namespaces and views</h1>
+        <ReadsNeedTokenNote what="namespaces and views" />
+      </div>
+    );
+  }
+  return <Scopes mayEdit={allows(session, 'admin', 'every-namespace')} />;
+}
+
+function Scopes({ mayEdit }: { mayEdit: boolean }) {
   const namespaces = useAsync(
     () => getJson<{ items: { name: string; skills: number; createdAt: string }[] }>('/namespaces'),
     [],
@@ -89,28 +111,34 @@ export function ScopesPage() {
                 <td>{view.layers.join(' < ')}</td>
                 <td>{formatDate(view.updatedAt)}</td>
                 <td>
-                  <button
-                    type="button"
-                    onClick={() =>
-                      setEditing({
-                        name: view.name,
-                        layers: view.layers.join(', '),
-                        description: view.description ?? '',
-                      })
-                    }
-                  >
-                    Edit <span class="visually-hidden">{view.name}</span>
-                  </button>
+                  {mayEdit ? (
+                    <button
+                      type="button"
+                      onClick={() =>
+                        setEditing({
+                          name: view.name,
+                          layers: view.layers.join(', '),
+                          description: view.description ?? '',
+                        })
+                      }
+                    >
+                      Edit <span class="visually-hidden">{view.name}</span>
+                    </button>
+                  ) : null}
                 </td>
               </tr>
             ))}
           </tbody>
         </table>
-        <p>
-          <button type="button" onClick={() => setEditing({ name: '', layers: '', description: '' })}>
-            New view
-          </button>
-        </p>
+        {mayEdit ? (
+          <p>
+            <button type="button" onClick={() => setEditing({ name: '', layers: '', description: '' })}>
+              New view
+            </button>
+          </p>
+        ) : (
+          <SignInNote need="admin" where="every-namespace" to="create or edit views" />
+        )}
         {editing ? (
           <form class="card" onSubmit={save} aria-label="Edit view">
             <label>

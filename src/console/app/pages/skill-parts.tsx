@@ -3,27 +3,12 @@ import { useState } from 'preact/hooks';
 import type { SkillDetail } from '../../../client/types';
 import { getBytes, getJson, type Scope, send, skillPath } from '../api';
 import { checkAttestation } from '../attestation';
-import { ErrorNote, formatBytes, Loading, Section, useAsync } from '../components';
-import { highlight } from '../markdown';
+import { ErrorNote, Loading, Section, SignInNote, useAsync } from '../components';
 import { writePrefix } from '../scope';
+import { allows, useSession } from '../session';
+import { decodeText, filePath } from './files';
 
 export type { SkillDetail };
-
-function filePath(scope: Scope, name: string, path: string, version: string): string {
-  const encoded = path.split('/').map(encodeURIComponent).join('/');
-  return skillPath(scope, name, `/files/${encoded}?version=${encodeURIComponent(version)}`);
-}
-
-const IMAGE = /\.(png|jpe?g|gif|webp)$/i;
-
-function decodeText(bytes: Uint8Array): string | undefined {
-  if (bytes.includes(0)) return undefined;
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    return undefined;
-  }
-}
 
 export function Frontmatter({ frontmatter }: { frontmatter: Record<string, unknown> }) {
   return (
@@ -35,66 +20,6 @@ export function Frontmatter({ frontmatter }: { frontmatter: Record<string, unkno
         </div>
       ))}
     </dl>
-  );
-}
-
-export function Files({ scope, skill }: { scope: Scope; skill: SkillDetail }) {
-  const [selected, setSelected] = useState<string | null>(null);
-  const file = useAsync(async () => {
-    if (!selected) return undefined;
-    const bytes = await getBytes(filePath(scope, skill.name, selected, skill.version));
-    return { path: selected, bytes, text: decodeText(bytes) };
-  }, [selected, skill.version]);
-  return (
-    <div class="files">
-      <ul class="tree" aria-label="Files">
-        {skill.files.map((entry) => (
-          <li key={entry.path}>
-            <button
-              type="button"
-              class={`link depth-${Math.min(entry.path.split('/').length - 1, 6)}`}
-              aria-pressed={selected === entry.path}
-              onClick={() => setSelected(entry.path)}
-            >
-              {entry.path}
-            </button>{' '}
-            <span class="muted small">{formatBytes(entry.size)}</span>
-          </li>
-        ))}
-      </ul>
-      <div class="viewer" aria-live="polite">
-        {!selected ? <p class="muted">Choose a file to view it.</p> : null}
-        {file.loading && selected ? <Loading /> : null}
-        {file.error ? <ErrorNote error={file.error} /> : null}
-        {file.value ? (
-          <FileView path={file.value.path} bytes={file.value.bytes} text={file.value.text} />
-        ) : null}
-      </div>
-    </div>
-  );
-}
-
-function FileView({ path, bytes, text }: { path: string; bytes: Uint8Array; text: string | undefined }) {
-  if (IMAGE.test(path)) {
-    const url = URL.createObjectURL(new Blob([bytes.slice()]));
-    return <img src={url} alt={`${path} (bundled image)`} class="preview" />;
-  }
-  if (text === undefined)
-    return (
-      <p>
-        {path}: binary, {formatBytes(bytes.length)}; not shown.
-      </p>
-    );
-  return (
-    <figure>
-      <figcaption>
-        <code>{path}</code>
-      </figcaption>
-      {/* highlight.js escapes the file's text; only its own spans are markup */}
-      <pre class="code">
-        <code dangerouslySetInnerHTML={{ __html: highlight(path, text) }} />
-      </pre>
-    </figure>
   );
 }
 
@@ -226,6 +151,8 @@ export function DistTags({ skill, onMoved }: { skill: SkillDetail; onMoved: () =
   const [version, setVersion] = useState(live[0] ?? '');
   const [state, setState] = useState<{ busy?: boolean; error?: Error; done?: string }>({});
   const namespace = skill.resolvedFrom ?? skill.namespace;
+  const session = useSession();
+  const mayMove = allows(session, 'publish', { namespace: namespace ?? 'default' });
   return (
     <div>
       <table class="list">
@@ -244,54 +171,58 @@ export function DistTags({ skill, onMoved }: { skill: SkillDetail; onMoved: () =
           ))}
         </tbody>
       </table>
-      <form
-        class="toolbar"
-        onSubmit={async (event) => {
-          event.preventDefault();
-          setState({ busy: true });
-          try {
-            await send(
-              'PUT',
-              `${writePrefix(namespace)}/skills/${encodeURIComponent(skill.name)}/tags/${encodeURIComponent(tag.trim())}`,
-              {
-                version,
-              },
-            );
-            setState({ done: `${tag.trim()} now points at ${version}` });
-            onMoved();
-          } catch (error) {
-            setState({ error: error as Error });
-          }
-        }}
-      >
-        <label class="inline">
-          Tag{' '}
-          <input
-            type="text"
-            required
-            size={10}
-            value={tag}
-            list="known-tags"
-            onInput={(e) => setTag((e.target as HTMLInputElement).value)}
-          />
-        </label>
-        <datalist id="known-tags">
-          {Object.keys(skill.distTags).map((name) => (
-            <option key={name} value={name} />
-          ))}
-        </datalist>
-        <label class="inline">
-          Version{' '}
-          <select value={version} onChange={(e) => setVersion((e.target as HTMLSelectElement).value)}>
-            {live.map((v) => (
-              <option key={v}>{v}</option>
+      {mayMove ? (
+        <form
+          class="toolbar"
+          onSubmit={async (event) => {
+            event.preventDefault();
+            setState({ busy: true });
+            try {
+              await send(
+                'PUT',
+                `${writePrefix(namespace)}/skills/${encodeURIComponent(skill.name)}/tags/${encodeURIComponent(tag.trim())}`,
+                {
+                  version,
+                },
+              );
+              setState({ done: `${tag.trim()} now points at ${version}` });
+              onMoved();
+            } catch (error) {
+              setState({ error: error as Error });
+            }
+          }}
+        >
+          <label class="inline">
+            Tag{' '}
+            <input
+              type="text"
+              required
+              size={10}
+              value={tag}
+              list="known-tags"
+              onInput={(e) => setTag((e.target as HTMLInputElement).value)}
+            />
+          </label>
+          <datalist id="known-tags">
+            {Object.keys(skill.distTags).map((name) => (
+              <option key={name} value={name} />
             ))}
-          </select>
-        </label>
-        <button type="submit" disabled={state.busy}>
-          Move tag
-        </button>
-      </form>
+          </datalist>
+          <label class="inline">
+            Version{' '}
+            <select value={version} onChange={(e) => setVersion((e.target as HTMLSelectElement).value)}>
+              {live.map((v) => (
+                <option key={v}>{v}</option>
+              ))}
+            </select>
+          </label>
+          <button type="submit" disabled={state.busy}>
+            Move tag
+          </button>
+        </form>
+      ) : (
+        <SignInNote need="publish" where={{ namespace: namespace ?? 'default' }} to="move dist-tags" />
+      )}
       <div aria-live="polite">
         {state.done ? <p class="ok">{state.done}</p> : null}
         {state.error ? <ErrorNote error={state.error} /> : null}

@@ -1,20 +1,66 @@
+import { useCallback, useMemo } from 'preact/hooks';
 import { getJson, getText, type Scope, skillPath } from '../api';
-import { ErrorNote, Loading, Section, useAsync, Verdict } from '../components';
-import { renderMarkdown } from '../markdown';
+import { ErrorNote, Loading, ReadsNeedTokenNote, Section, useAsync, Verdict } from '../components';
+import { MarkdownView } from '../markdown-view';
 import { navigate } from '../router';
 import { scopeQuery } from '../scope';
+import { allows, useSession } from '../session';
 import { UsageChart, type UsageDay } from '../usage-chart';
-import {
-  Attestation,
-  DistTags,
-  Files,
-  Frontmatter,
-  ScanFindings,
-  type SkillDetail,
-  Versions,
-} from './skill-parts';
+import { Files, filePath } from './files';
+import { InstallPanel } from './install';
+import { Attestation, DistTags, Frontmatter, ScanFindings, type SkillDetail, Versions } from './skill-parts';
 
-export function SkillPage({ scope, name, version }: { scope: Scope; name: string; version: string | null }) {
+/** The console's address of a skill page, or of one of its files; `version` null follows latest. */
+export function skillRoute(
+  scope: Scope,
+  name: string,
+  version: string | null,
+  file: string | null,
+  anchor = '',
+): string {
+  const params = new URLSearchParams(scopeQuery(scope));
+  if (version) params.set('version', version);
+  const query = params.toString() ? `?${params}` : '';
+  const where = file ? `/files/${file.split('/').map(encodeURIComponent).join('/')}` : '';
+  return `/ui/skills/${encodeURIComponent(name)}${where}${query}${anchor ? `#file-${anchor}` : ''}`;
+}
+
+export function SkillPage({
+  scope,
+  name,
+  version,
+  file,
+}: {
+  scope: Scope;
+  name: string;
+  version: string | null;
+  /** The file the viewer shows (from the address), or null. */
+  file: string | null;
+}) {
+  const session = useSession();
+  // With SKILLREG_READ_AUTH=true nothing here may be read anonymously: no request is made then.
+  if (!allows(session, 'read', 'any-namespace')) {
+    return (
+      <div>
+        <h1>{name}</h1>
+        <ReadsNeedTokenNote what="this skill" />
+      </div>
+    );
+  }
+  return <Skill scope={scope} name={name} version={version} file={file} />;
+}
+
+function Skill({
+  scope,
+  name,
+  version,
+  file,
+}: {
+  scope: Scope;
+  name: string;
+  version: string | null;
+  file: string | null;
+}) {
   const selector = version ? `?version=${encodeURIComponent(version)}` : '';
   const detail = useAsync(
     () => getJson<SkillDetail>(skillPath(scope, name, selector)),
@@ -31,14 +77,16 @@ export function SkillPage({ scope, name, version }: { scope: Scope; name: string
     () => getJson<{ days: UsageDay[] }>(skillPath(scope, name, '/usage?days=30')),
     [name, scopeQuery(scope)],
   );
+  // Links keep the address's version (none: latest), so following one never reloads the page.
+  const fileRoute = useCallback(
+    (path: string, anchor: string) => skillRoute(scope, name, version, path, anchor),
+    [scopeQuery(scope), name, version],
+  );
+  const files = useMemo(() => new Set(detail.value?.files.map((entry) => entry.path)), [detail.value]);
   if (detail.error) return <ErrorNote error={detail.error} />;
   if (!detail.value) return <Loading />;
   const skill = detail.value;
-  const pick = (v: string) => {
-    const params = new URLSearchParams(location.search);
-    params.set('version', v);
-    navigate(`/ui/skills/${encodeURIComponent(name)}?${params}`);
-  };
+  const pick = (v: string) => navigate(skillRoute(scope, name, v, file));
   return (
     <article>
       <header class="skill-header">
@@ -61,16 +109,23 @@ export function SkillPage({ scope, name, version }: { scope: Scope; name: string
           <Verdict verdict={skill.scan?.verdict} /> · <code>{skill.digest.slice(0, 19)}…</code>
         </p>
       </header>
+      <Section title="Install / use">
+        <InstallPanel scope={scope} name={skill.name} version={skill.version} />
+      </Section>
       <Section title="SKILL.md">
         {body.error ? <ErrorNote error={body.error} /> : null}
-        {/* Sanitised: the body is the publisher's, not ours (see markdown.ts) */}
-        <div class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(body.value ?? '') }} />
+        <MarkdownView
+          source={body.value ?? ''}
+          context={{ baseDir: '', files, fileHref: fileRoute, idPrefix: 'skill-md-' }}
+          fileUrl={(path) => filePath(scope, skill.name, path, skill.version)}
+          label="SKILL.md"
+        />
       </Section>
       <Section title="Frontmatter">
         <Frontmatter frontmatter={skill.frontmatter} />
       </Section>
       <Section title="Files">
-        <Files scope={scope} skill={skill} />
+        <Files scope={scope} skill={skill} selected={file} fileRoute={fileRoute} />
       </Section>
       <Section title="Versions">
         <Versions scope={scope} skill={skill} />

@@ -1,12 +1,26 @@
 import { useState } from 'preact/hooks';
 import type { TokenSummary } from '../../../client/types';
 import { getJson, send } from '../api';
-import { ErrorNote, formatDate, Loading, useAsync } from '../components';
+import { ErrorNote, formatDate, Loading, SignInNote, useAsync } from '../components';
+import { allows, useSession } from '../session';
 
 const SCOPES = ['read', 'publish', 'admin'] as const;
 
 /** Tokens: create (the secret is shown once, here, and kept nowhere), list, revoke. */
 export function TokensPage() {
+  const session = useSession();
+  if (!allows(session, 'admin', 'every-namespace')) {
+    return (
+      <div>
+        <h1>Tokens</h1>
+        <SignInNote need="admin" where="every-namespace" to="see tokens" />
+      </div>
+    );
+  }
+  return <Tokens />;
+}
+
+function Tokens() {
   const tokens = useAsync(() => getJson<{ items: TokenSummary[] }>('/tokens'), []);
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<string[]>(['read']);
