@@ -25,18 +25,15 @@ export function skillRoute(
   return `/ui/skills/${encodeURIComponent(name)}${where}${query}${anchor ? `#file-${anchor}` : ''}`;
 }
 
-export function SkillPage({
-  scope,
-  name,
-  version,
-  file,
-}: {
+interface SkillPageProps {
   scope: Scope;
   name: string;
   version: string | null;
   /** The file the viewer shows (from the address), or null. */
   file: string | null;
-}) {
+}
+
+export function SkillPage({ scope, name, version, file }: SkillPageProps) {
   const session = useSession();
   // With SKILLREG_READ_AUTH=true nothing here may be read anonymously: no request is made then.
   if (!allows(session, 'read', 'any-namespace')) {
@@ -50,17 +47,7 @@ export function SkillPage({
   return <Skill scope={scope} name={name} version={version} file={file} />;
 }
 
-function Skill({
-  scope,
-  name,
-  version,
-  file,
-}: {
-  scope: Scope;
-  name: string;
-  version: string | null;
-  file: string | null;
-}) {
+function Skill({ scope, name, version, file }: SkillPageProps) {
   const selector = version ? `?version=${encodeURIComponent(version)}` : '';
   const detail = useAsync(
     () => getJson<SkillDetail>(skillPath(scope, name, selector)),
