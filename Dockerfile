@@ -41,10 +41,11 @@ COPY bin ./bin
 RUN ln -s /app/bin/skillreg.js /usr/local/bin/skillreg
 COPY migrations ./migrations
 COPY skills-seed ./skills-seed
-# The web console's sources (and the one module of the server's they import), bundled in memory by
+# The web console's sources (and the two modules of the server's they import), bundled in memory by
 # esbuild (a production dependency) on first use.
 COPY src/console/app ./src/console/app
 COPY src/audit-actions.ts ./src/audit-actions.ts
+COPY src/namespaces.ts ./src/namespaces.ts
 # The code stays owned by root, read-only for the service; only the embedded database's folder is
 # writable, for runs without DATABASE_URL (mount a volume on /data to keep it).
 RUN mkdir -p /data && chown node:node /data

@@ -6,14 +6,9 @@ import { existsSync } from 'node:fs';
 const fromSource = existsSync(new URL('../src/cli/main.ts', import.meta.url));
 if (fromSource) (await import('tsx/esm/api')).register();
 const { runCli, isServing } = await import(fromSource ? '../src/cli/main.ts' : '../dist/cli/main.js');
-const { consoleOutput } = await import(fromSource ? '../src/cli/output.ts' : '../dist/cli/output.js');
+const { consoleOutput, exitWhenFlushed } = await import(
+  fromSource ? '../src/cli/output.ts' : '../dist/cli/output.js'
+);
 const code = await runCli(process.argv.slice(2), consoleOutput());
-// `serve` keeps running (it stops on SIGTERM/SIGINT). Every other command ends here with its exit code,
-// without waiting for idle keep-alive sockets or database pools, once stdout and stderr are flushed.
-if (!isServing() || code !== 0) {
-  await Promise.all([
-    new Promise((resolve) => process.stdout.write('', resolve)),
-    new Promise((resolve) => process.stderr.write('', resolve)),
-  ]);
-  process.exit(code);
-}
+// `serve` keeps running (it stops on SIGTERM/SIGINT). Every other command ends here with its exit code.
+if (!isServing() || code !== 0) await exitWhenFlushed(code);

@@ -47,6 +47,7 @@ import usageRoutes from './http/routes/usage.js';
 import viewsRoutes from './http/routes/views.js';
 import wellKnownRoutes from './http/routes/well-known.js';
 import { MOUNT_PREFIXES } from './http/scope.js';
+import { packageVersion } from './process/package-version.js';
 import { requestIdFrom } from './request-id.js';
 import { openRegistry, type Registry } from './services/registry.js';
 import { loadSeeds } from './services/seed.js';
@@ -169,7 +170,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
           title: 'skill-registry',
           description:
             'A registry for Agent Skills: CI publishes bundles, agents read the catalogue (layer 1), bodies (layer 2) and bundled files (layer 3). Errors are RFC 9457 problem+json.',
-          version: '0.1.0',
+          version: packageVersion(),
         },
         components: {
           securitySchemes: {

@@ -34,6 +34,8 @@ export interface RateLimits {
 
 /** Tokens of a GET /prompt without budget=: what a system prompt can spare for the skill list. */
 export const DEFAULT_PROMPT_BUDGET = 4000;
+/** The largest budget a prompt may be given, by budget= or SKILLREG_PROMPT_BUDGET. */
+export const MAX_PROMPT_BUDGET = 10_000_000;
 
 export const DEFAULT_RATE_LIMITS: RateLimits = {
   writes: 600,
@@ -57,6 +59,8 @@ function isEd25519PrivateKey(pem: string): boolean {
     return false;
   }
 }
+
+const WHOLE_TOKENS = 'must be a whole number of tokens, such as 4000 (0 lists every skill)';
 
 const envSchema = z.object({
   PORT: unsetIfEmpty(z.coerce.number().int().min(0).max(65535).default(3000)),
@@ -148,10 +152,12 @@ const envSchema = z.object({
    */
   SKILLREG_PROMPT_BUDGET: unsetIfEmpty(
     z.coerce
-      .number({ message: 'must be a whole number of tokens, such as 4000 (0 lists every skill)' })
-      .int({ message: 'must be a whole number of tokens, such as 4000 (0 lists every skill)' })
+      .number({ message: WHOLE_TOKENS })
+      .int({ message: WHOLE_TOKENS })
       .min(0, { message: 'must be 0 (every skill, however many) or a number of tokens such as 4000' })
-      .max(10_000_000, { message: 'must be at most 10000000 tokens (0 lists every skill)' })
+      .max(MAX_PROMPT_BUDGET, {
+        message: `must be at most ${MAX_PROMPT_BUDGET} tokens (0 lists every skill)`,
+      })
       .default(DEFAULT_PROMPT_BUDGET),
   ),
   /** Days of per-day usage kept (loads, file reads, downloads); older days are deleted. */

@@ -113,7 +113,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
 
 /** The address a person opens: the public URL when set, else where the service listens. */
 export function baseUrlOf(config: Pick<Config, 'publicUrl' | 'host' | 'port'>, port: number): string {
-  if (config.publicUrl) return config.publicUrl.replace(/\/+$/, '');
+  if (config.publicUrl) return config.publicUrl;
   const host = ['0.0.0.0', '::', ''].includes(config.host) ? '127.0.0.1' : config.host;
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }

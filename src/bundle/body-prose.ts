@@ -1,7 +1,8 @@
 /**
  * Prose read out of a SKILL.md body when its frontmatter has no description (validate.ts): the text
  * under a heading named "Description", else the first paragraph, as plain text. Pure, and linear in
- * the body however hostile it is.
+ * the body however hostile it is. Not marked's lexer: the CLI validates with this code too, in a
+ * standalone bundle that carries no Markdown parser, and a description needs only the blocks.
  */
 
 /** `# Description`, `## Description:` or `## **Description**` at any level, in any letter case. */
@@ -11,6 +12,25 @@ const DESCRIPTION_TEXT = /^ {0,3}(?:\*\*|__)?description(?:\*\*|__)?:?[ \t]*$/i;
 const SETEXT_UNDERLINE = /^ {0,3}(?:=+|-+)[ \t]*$/;
 const ATX_HEADING = /^ {0,3}#{1,6}(?:[ \t]|$)/;
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+const HTML_COMMENT = /<!--[\s\S]*?(?:-->|$)/g;
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+
+/**
+ * Follows fenced code line by line: the returned function says whether a line opens, is inside or
+ * closes a fence (read in order, each line once).
+ */
+function fenceTracker(): (line: string) => boolean {
+  let fence: string | undefined;
+  return (line) => {
+    const marker = FENCE.exec(line)?.[1];
+    if (fence !== undefined) {
+      if (marker?.startsWith(fence)) fence = undefined;
+      return true;
+    }
+    fence = marker;
+    return marker !== undefined;
+  };
+}
 
 /**
  * The prose under a heading named "Description" (any level, any letter case) up to the next heading,
@@ -18,22 +38,11 @@ const FENCE = /^ {0,3}(`{3,}|~{3,})/;
  * skill's description to be. Undefined when there is no such heading, or no prose under it.
  */
 export function descriptionSection(markdown: string): string | undefined {
-  const lines = markdown
-    .replace(/\r\n?/g, '\n')
-    .replace(/<!--[\s\S]*?(?:-->|$)/g, '')
-    .split('\n');
-  let fence: string | undefined;
+  const lines = markdown.replace(/\r\n?/g, '\n').replace(HTML_COMMENT, '').split('\n');
+  const inCode = fenceTracker();
   for (let at = 0; at < lines.length; at++) {
     const line = lines[at]!;
-    const fenceMarker = FENCE.exec(line)?.[1];
-    if (fence !== undefined) {
-      if (fenceMarker?.startsWith(fence)) fence = undefined;
-      continue;
-    }
-    if (fenceMarker) {
-      fence = fenceMarker;
-      continue;
-    }
+    if (inCode(line)) continue;
     let start: number | undefined;
     if (DESCRIPTION_HEADING.test(line)) start = at + 1;
     else if (DESCRIPTION_TEXT.test(line) && SETEXT_UNDERLINE.test(lines[at + 1] ?? '')) start = at + 2;
@@ -45,17 +54,13 @@ export function descriptionSection(markdown: string): string | undefined {
 /** The lines from `start` up to the next heading (ATX, or a line of text over `===` or `---`). */
 function sectionLines(lines: readonly string[], start: number): string[] {
   const section: string[] = [];
-  let fence: string | undefined;
+  const inCode = fenceTracker();
   for (let at = start; at < lines.length; at++) {
     const line = lines[at]!;
-    const fenceMarker = FENCE.exec(line)?.[1];
-    if (fence !== undefined) {
-      if (fenceMarker?.startsWith(fence)) fence = undefined;
-    } else if (fenceMarker) {
-      fence = fenceMarker;
-    } else if (ATX_HEADING.test(line)) {
-      break;
-    } else if (line.trim() !== '' && SETEXT_UNDERLINE.test(lines[at + 1] ?? '')) {
+    if (
+      !inCode(line) &&
+      (ATX_HEADING.test(line) || (line.trim() !== '' && SETEXT_UNDERLINE.test(lines[at + 1] ?? '')))
+    ) {
       break;
     }
     section.push(line);
@@ -68,8 +73,8 @@ function proseText(lines: readonly string[]): string | undefined {
   const texts: string[] = [];
   let length = 0;
   for (const block of proseBlocks(lines.join('\n'))) {
-    const text = collapseWhitespace(clipBlock(block).map(stripInlineMarkdown).join(' '));
-    if (!/[\p{L}\p{N}]/u.test(text)) continue;
+    const text = plainText(block);
+    if (text === undefined) continue;
     texts.push(text);
     length += text.length + 1;
     if (length >= MAX_PARAGRAPH_SOURCE_CHARS) break;
@@ -83,24 +88,23 @@ function proseText(lines: readonly string[]): string | undefined {
  */
 export function firstParagraph(markdown: string): string | undefined {
   for (const block of proseBlocks(markdown)) {
-    const text = collapseWhitespace(clipBlock(block).map(stripInlineMarkdown).join(' '));
-    if (/[\p{L}\p{N}]/u.test(text)) return text;
+    const text = plainText(block);
+    if (text !== undefined) return text;
   }
   return undefined;
 }
 
+/** A block's lines as one line of plain text, or undefined when it holds no letter or digit. */
+function plainText(block: string[]): string | undefined {
+  const text = collapseWhitespace(clipBlock(block).map(stripInlineMarkdown).join(' '));
+  return LETTER_OR_DIGIT.test(text) ? text : undefined;
+}
+
 function* proseBlocks(markdown: string): Generator<string[]> {
-  const withoutComments = markdown.replace(/<!--[\s\S]*?(?:-->|$)/g, '');
   let block: string[] = [];
-  let fence: string | undefined;
-  for (const line of withoutComments.split('\n')) {
-    const fenceMarker = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
-    if (fence !== undefined) {
-      if (fenceMarker?.startsWith(fence)) fence = undefined;
-      continue;
-    }
-    if (fenceMarker || isNonProseLine(line)) {
-      if (fenceMarker) fence = fenceMarker;
+  const inCode = fenceTracker();
+  for (const line of markdown.replace(HTML_COMMENT, '').split('\n')) {
+    if (inCode(line) || isNonProseLine(line)) {
       if (block.length > 0) yield block;
       block = [];
       continue;
@@ -109,7 +113,6 @@ function* proseBlocks(markdown: string): Generator<string[]> {
   }
   if (block.length > 0) yield block;
 }
-
 /**
  * The inline-Markdown patterns backtrack over the rest of a line for every unclosed `_`, `[` or `<`,
  * which is quadratic: a 300 KB line took over a minute. The description keeps at most 1024

@@ -1,7 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Metafile, type Plugin } from 'esbuild';
+import { packageVersion } from '../process/package-version.js';
 import { thirdPartyNotices } from './licenses.js';
 
 /**
@@ -15,15 +16,6 @@ function findEntry(): { entry: string; codeRoot: string } {
     if (existsSync(entry)) return { entry, codeRoot: path.dirname(path.dirname(entry)) };
   }
   throw new Error('the CLI entry (src/cli/standalone.ts or dist/cli/standalone.js) is missing');
-}
-
-/** The package's version, from the package.json that src/cli/context.ts reads when not bundled. */
-function packageVersionAt(codeRoot: string): string {
-  const manifest = JSON.parse(readFileSync(path.join(codeRoot, '..', 'package.json'), 'utf8')) as {
-    version?: string;
-  };
-  if (!manifest.version) throw new Error('package.json has no version');
-  return manifest.version;
 }
 
 /**
@@ -108,15 +100,16 @@ export interface CliBundle {
  *
  * - CommonJS dependencies (secretlint, gray-matter, yauzl...) call `require` for Node's built-ins, which
  *   an ES module lacks: the banner defines one from `createRequire`.
- * - The version is compiled in (`SKILLREG_BUNDLED_VERSION`, read by src/cli/context.ts), since no
- *   package.json sits beside a downloaded file.
+ * - The version is compiled in (`SKILLREG_BUNDLED_VERSION`, read by src/process/package-version.ts,
+ *   the same reader that gives this server's own version), since no package.json sits beside a
+ *   downloaded file.
  * - `serve` and `migrate` answer one line instead of bundling the server (see SERVER_ONLY).
  * - The output depends on the code alone (paths relative to the code's folder, no timestamps), so
  *   every replica serves the same bytes under the same ETag.
  */
 export async function buildCliBundle(): Promise<CliBundle> {
   const { entry, codeRoot } = findEntry();
-  const version = packageVersionAt(codeRoot);
+  const version = packageVersion();
   const result = await build({
     entryPoints: [entry],
     absWorkingDir: path.dirname(codeRoot),

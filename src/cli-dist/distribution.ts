@@ -12,6 +12,8 @@ export interface CliFile {
   contentType: string;
   /** Hex sha256 of the bytes: what `sha256sum` prints, and what GET /cli publishes for pinning. */
   sha256: string;
+  /** The same digest as an RFC 9530 `Repr-Digest` header value. */
+  reprDigest: string;
   /** Strong: the bytes are deterministic, so every replica serving the same code gives the same tag. */
   etag: string;
 }
@@ -24,8 +26,16 @@ export interface CliDistribution {
 }
 
 function cliFile(name: CliFileName, bytes: Buffer, contentType: string): CliFile {
-  const sha256 = createHash('sha256').update(bytes).digest('hex');
-  return { name, bytes, contentType, sha256, etag: `"sha256-${sha256}"` };
+  const digest = createHash('sha256').update(bytes).digest();
+  const sha256 = digest.toString('hex');
+  return {
+    name,
+    bytes,
+    contentType,
+    sha256,
+    reprDigest: `sha-256=:${digest.toString('base64')}:`,
+    etag: `"sha256-${sha256}"`,
+  };
 }
 
 async function buildDistribution(): Promise<CliDistribution> {

@@ -12,6 +12,9 @@ export const CLI_FILE = 'skillreg.mjs';
  */
 export const CLI_PACKAGE_NAME = 'skillreg-CLI';
 
+/** The Node.js versions the bundle runs on (esbuild targets the lowest). */
+export const CLI_NODE_RANGE = '>=20';
+
 /** The package.json of the tarball: the bundle as its only file and bin, no dependencies. */
 export function cliManifest(version: string): Record<string, unknown> {
   return {
@@ -24,7 +27,7 @@ export function cliManifest(version: string): Record<string, unknown> {
     type: 'module',
     bin: { skillreg: CLI_FILE },
     files: [CLI_FILE],
-    engines: { node: '>=20' },
+    engines: { node: CLI_NODE_RANGE },
   };
 }
 

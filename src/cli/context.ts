@@ -1,23 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { BundleError } from '../bundle/types.js';
 import { DEFAULT_RETRY, RegistryError, type RetryEvent, SkillRegistryClient } from '../client/index.js';
+import { packageVersion } from '../process/package-version.js';
 import type { Output } from './output.js';
 
 const DEFAULT_URL = 'http://127.0.0.1:3000';
-
-/** Defined by the build of the standalone CLI (src/cli-dist/bundle.ts): no package.json sits beside it. */
-declare const SKILLREG_BUNDLED_VERSION: string | undefined;
-
-export function packageVersion(): string {
-  if (typeof SKILLREG_BUNDLED_VERSION === 'string') return SKILLREG_BUNDLED_VERSION;
-  try {
-    const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
-    return (JSON.parse(text) as { version?: string }).version ?? '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
-}
 
 /** Thrown for a failure already explained to the user: exit non-zero without a stack trace. */
 export class ReportedFailure extends Error {}

@@ -3,9 +3,19 @@ import path from 'node:path';
 import { writeTarGz } from '../bundle/archive-write.js';
 import { normalizeEntryPath } from '../bundle/paths.js';
 import { type PreparedBundle, prepareBundle } from '../bundle/prepare.js';
-import { DEFAULT_LIMITS } from '../bundle/types.js';
+import { type BundleLimits, DEFAULT_LIMITS } from '../bundle/types.js';
 import { chooseVersion } from '../bundle/version.js';
 import { readSkillFolder } from '../services/skill-folder.js';
+
+/**
+ * The limits `pull` and `verify` read a downloaded archive with: the registry's own, but for size and
+ * file count, which a registry configured above the defaults may have accepted at publish.
+ */
+export const DOWNLOAD_LIMITS: BundleLimits = {
+  ...DEFAULT_LIMITS,
+  maxUncompressedBytes: 1024 * 1024 * 1024,
+  maxFiles: 100_000,
+};
 
 /** `publish path/to/SKILL.md` means its folder. */
 export async function skillFolderOf(dir: string): Promise<string> {

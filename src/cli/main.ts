@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { packageVersion } from '../process/package-version.js';
 import { registerCatalogueCommands } from './commands/catalogue.js';
 import { registerInfoCommand } from './commands/info.js';
 import { registerMigrateCommand } from './commands/migrate.js';
@@ -17,7 +18,6 @@ import {
   examples,
   explain,
   type GlobalOptions,
-  packageVersion,
   ReportedFailure,
 } from './context.js';
 import type { Output } from './output.js';

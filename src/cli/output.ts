@@ -38,6 +38,17 @@ export function consoleOutput(): Output {
   };
 }
 
+/**
+ * Ends the process with `code` once stdout and stderr are flushed, without waiting for idle keep-alive
+ * sockets or database pools: how bin/skillreg.js and the standalone CLI end every command but `serve`.
+ */
+export async function exitWhenFlushed(code: number): Promise<never> {
+  await Promise.all(
+    [process.stdout, process.stderr].map((stream) => new Promise((resolve) => stream.write('', resolve))),
+  );
+  process.exit(code);
+}
+
 export interface Progress {
   update(label: string): void;
   /** Something the current item is waiting for (e.g. a retry after 429), shown without advancing. */
@@ -113,6 +124,11 @@ export function printFindings(
 export function clip(text: string, max = 80): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length <= max ? flat : `${flat.slice(0, max - 1).trimEnd()}…`;
+}
+
+/** `--json`: the registry's answer as it came, indented, on stdout. */
+export function printJson(output: Output, value: unknown): void {
+  output.info(JSON.stringify(value, null, 2));
 }
 
 export function printTable(output: Output, headers: string[], rows: string[][]): void {

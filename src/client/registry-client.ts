@@ -97,6 +97,11 @@ export class SkillRegistryClient {
     this.cacheSize = options.cacheSize ?? 256;
   }
 
+  /** A skill's path in this client's namespace or view, with what follows it (`/content`, ...). */
+  private skillPath(name: string, rest = ''): string {
+    return `${this.scope}/skills/${encodeURIComponent(name)}${rest}`;
+  }
+
   /** Forgets every cached answer: the next reads are unconditional. */
   clearCache(): void {
     this.cache.clear();
@@ -129,34 +134,27 @@ export class SkillRegistryClient {
   }
 
   getSkill(name: string, selector: Selector = {}) {
-    return this.getJson<SkillDetail>(
-      `${this.scope}/skills/${encodeURIComponent(name)}${query({ ...selector })}`,
-    );
+    return this.getJson<SkillDetail>(this.skillPath(name, query({ ...selector })));
   }
 
   listVersions(name: string) {
-    return this.getJson<VersionSummary[]>(`${this.scope}/skills/${encodeURIComponent(name)}/versions`);
+    return this.getJson<VersionSummary[]>(this.skillPath(name, '/versions'));
   }
 
   // ---- layer 2 and 3 -------------------------------------------------------------------------
 
-  async getContent(name: string, selector: Selector & { arguments?: string } = {}): Promise<Fetched<string>> {
-    const fetched = await this.getBytes(
-      `${this.scope}/skills/${encodeURIComponent(name)}/content${query({ ...selector })}`,
-    );
-    return { ...fetched, value: new TextDecoder().decode(fetched.value) };
+  getContent(name: string, selector: Selector & { arguments?: string } = {}): Promise<Fetched<string>> {
+    return this.getText(this.skillPath(name, `/content${query({ ...selector })}`));
   }
 
   getContentJson(name: string, selector: Selector & { arguments?: string } = {}) {
     return this.getJson<SkillContentJson>(
-      `${this.scope}/skills/${encodeURIComponent(name)}/content${query({ ...selector, format: 'json' })}`,
+      this.skillPath(name, `/content${query({ ...selector, format: 'json' })}`),
     );
   }
 
   getFile(name: string, path: string, selector: Selector = {}) {
-    return this.getBytes(
-      `${this.scope}/skills/${encodeURIComponent(name)}/files/${encodePath(path)}${query({ ...selector })}`,
-    );
+    return this.getBytes(this.skillPath(name, `/files/${encodePath(path)}${query({ ...selector })}`));
   }
 
   /**
@@ -168,16 +166,14 @@ export class SkillRegistryClient {
     name: string,
     selector: Selector & { format?: 'tar.gz' | 'zip'; contents?: 'installable' | 'as-published' } = {},
   ) {
-    return this.getBytes(`${this.scope}/skills/${encodeURIComponent(name)}/bundle${query({ ...selector })}`);
+    return this.getBytes(this.skillPath(name, `/bundle${query({ ...selector })}`));
   }
 
   // ---- provenance ----------------------------------------------------------------------------
 
   /** The registry's DSSE envelope for a version (in-toto Statement v1, Ed25519). */
   getAttestation(name: string, selector: Selector = {}) {
-    return this.getJson<DsseEnvelope>(
-      `${this.scope}/skills/${encodeURIComponent(name)}/attestation${query({ ...selector })}`,
-    );
+    return this.getJson<DsseEnvelope>(this.skillPath(name, `/attestation${query({ ...selector })}`));
   }
 
   /** The registry's signing keys (JWKS). */
@@ -226,11 +222,10 @@ export class SkillRegistryClient {
 
   // ---- agent-facing --------------------------------------------------------------------------
 
-  async getPrompt(
+  getPrompt(
     params: { format?: 'xml' | 'markdown'; name?: string[]; tag?: string; q?: string; budget?: number } = {},
   ): Promise<Fetched<string>> {
-    const fetched = await this.getBytes(`${this.scope}/prompt${query(params)}`);
-    return { ...fetched, value: new TextDecoder().decode(fetched.value) };
+    return this.getText(`${this.scope}/prompt${query(params)}`);
   }
 
   getTools(params: { provider: 'anthropic' | 'openai'; name?: string[]; tag?: string; q?: string }) {
@@ -276,11 +271,10 @@ export class SkillRegistryClient {
 
   async setTag(name: string, tag: string, version: string) {
     this.refuseWritesToView();
-    const response = await this.request(
-      'PUT',
-      `${this.scope}/skills/${encodeURIComponent(name)}/tags/${encodeURIComponent(tag)}`,
-      { json: { version }, idempotent: true },
-    );
+    const response = await this.request('PUT', this.skillPath(name, `/tags/${encodeURIComponent(tag)}`), {
+      json: { version },
+      idempotent: true,
+    });
     return (await response.json()) as TagMoveResult;
   }
 
@@ -288,7 +282,7 @@ export class SkillRegistryClient {
     this.refuseWritesToView();
     const response = await this.request(
       'DELETE',
-      `${this.scope}/skills/${encodeURIComponent(name)}/versions/${encodeURIComponent(version)}`,
+      this.skillPath(name, `/versions/${encodeURIComponent(version)}`),
       { idempotent: true },
     );
     return (await response.json()) as YankResult;
@@ -318,9 +312,14 @@ export class SkillRegistryClient {
 
   // ---- plumbing ------------------------------------------------------------------------------
 
-  private async getJson<T>(path: string): Promise<Fetched<T>> {
+  private async getText(path: string): Promise<Fetched<string>> {
     const fetched = await this.getBytes(path);
-    return { ...fetched, value: JSON.parse(new TextDecoder().decode(fetched.value)) as T };
+    return { ...fetched, value: new TextDecoder().decode(fetched.value) };
+  }
+
+  private async getJson<T>(path: string): Promise<Fetched<T>> {
+    const fetched = await this.getText(path);
+    return { ...fetched, value: JSON.parse(fetched.value) as T };
   }
 
   /** A GET that revalidates what it has cached and answers 304s from the cache. */

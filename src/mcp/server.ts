@@ -2,6 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Scope } from '../namespaces.js';
+import { packageVersion } from '../process/package-version.js';
 import type { SkillReadService } from '../services/skill-reads.js';
 import type { SkillSearchService } from '../services/skill-search.js';
 import { registerSkillResources } from './resources.js';
@@ -20,7 +21,6 @@ export interface McpServerDependencies {
 }
 
 export const MCP_SERVER_NAME = 'skill-registry';
-const MCP_SERVER_VERSION = '0.1.0';
 
 const INSTRUCTIONS =
   'This server is a registry of Agent Skills: folders of instructions, scripts and references for specific tasks. ' +
@@ -43,7 +43,7 @@ export function createMcpServer(deps: McpServerDependencies): McpServer {
     extensions: { [SKILLS_EXTENSION]: {} },
   };
   const server = new McpServer(
-    { name: MCP_SERVER_NAME, title: 'Agent Skills registry', version: MCP_SERVER_VERSION },
+    { name: MCP_SERVER_NAME, title: 'Agent Skills registry', version: packageVersion() },
     { capabilities, instructions: INSTRUCTIONS },
   );
   registerSkillTools(server, deps);

@@ -9,7 +9,7 @@ import {
   namedLineTokens,
   unlistedLineTokens,
 } from './prompt-tokens.js';
-import type { BudgetSource, PromptMode, PromptOptions, PromptSkill } from './prompt-types.js';
+import type { PromptMode, PromptOptions, PromptSkill } from './prompt-types.js';
 import type { Slicer } from './slicer.js';
 import { countTokens } from './token-count.js';
 
@@ -20,9 +20,10 @@ import { countTokens } from './token-count.js';
  */
 
 export class PromptBudgetError extends AppError {
-  constructor(budget: number, minimum: number, source: BudgetSource = 'query') {
+  /** `default`: the budget is the registry's (SKILLREG_PROMPT_BUDGET), the request named none. */
+  constructor(budget: number, minimum: number, chosenBy: 'query' | 'default' = 'query') {
     const detail =
-      source === 'query'
+      chosenBy === 'query'
         ? `budget=${budget} is too small: the instructions alone take ${minimum} tokens (o200k_base). Pass budget=${minimum} or more, or budget=0 for no limit`
         : `the registry's default prompt budget (SKILLREG_PROMPT_BUDGET=${budget}) is too small: the instructions alone take ${minimum} tokens (o200k_base). Pass budget=${minimum} or more (budget=0 for no limit), or ask the operator to raise SKILLREG_PROMPT_BUDGET`;
     super(400, 'Bad Request', detail, {
@@ -30,6 +31,12 @@ export class PromptBudgetError extends AppError {
       budget,
       errors: [{ path: 'querystring.budget', detail: `must be at least ${minimum}` }],
     });
+  }
+
+  /** The same refusal, saying the budget was the registry's default rather than the request's. */
+  ofDefault(): PromptBudgetError {
+    const { budget, minimum } = this.extensions as { budget: number; minimum: number };
+    return new PromptBudgetError(budget, minimum, 'default');
   }
 }
 
@@ -104,8 +111,6 @@ export interface FitInput {
   options: PromptOptions;
   /** Undefined: every skill is listed. */
   budget: number | undefined;
-  /** Who chose the budget, which a refusal names (a request's budget=, or the registry's default). */
-  budgetSource?: BudgetSource;
   /** search: the fragment is search-first even when every skill fits. */
   mode: PromptMode;
   layout: Layout;
@@ -174,18 +179,14 @@ class BudgetFitting {
     if (full) return this.fitted(full, []);
     // accept() takes any candidate without a budget, so there is one from here on.
     const budget = this.input.budget!;
-    if (count === 0) throw this.tooSmall(budget, countTokens((await this.render(false)).prompt));
+    if (count === 0) throw new PromptBudgetError(budget, countTokens((await this.render(false)).prompt));
     // Not every skill fits: the fragment lists the most loaded that do and sends the model to search
     // for the rest.
     this.searchFirst = true;
     const order = rememberedDropOrder(skills, entries.byIndex, options);
     const fit = await this.dropInOrder(order, budget);
     if (fit) return fit;
-    throw this.tooSmall(budget, countTokens((await this.render(this.namesShortest)).prompt));
-  }
-
-  private tooSmall(budget: number, minimum: number): PromptBudgetError {
-    return new PromptBudgetError(budget, minimum, this.input.budgetSource);
+    throw new PromptBudgetError(budget, countTokens((await this.render(this.namesShortest)).prompt));
   }
 
   /**

@@ -12,9 +12,6 @@ export type PromptStyle = 'xml' | 'markdown';
  */
 export type PromptMode = 'list' | 'search';
 
-/** Who chose a prompt's budget: the request (budget=) or the registry (SKILLREG_PROMPT_BUDGET). */
-export type BudgetSource = 'query' | 'default';
-
 export interface PromptOptions {
   style: PromptStyle;
   /** Absolute base URL of the registry, without a trailing slash. */

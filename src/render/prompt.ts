@@ -2,7 +2,7 @@ import type { Verdict } from '../scan/types.js';
 import { type FittedPrompt, fitPrompt } from './prompt-budget.js';
 import { FragmentRenderer, skillLocation } from './prompt-render.js';
 import { countEntries, type EntryTokens, Layout, layoutKeyOf } from './prompt-tokens.js';
-import type { BudgetSource, OmittedSkill, PromptMode, PromptOptions, PromptSkill } from './prompt-types.js';
+import type { OmittedSkill, PromptMode, PromptOptions, PromptSkill } from './prompt-types.js';
 import { Slicer } from './slicer.js';
 
 /**
@@ -32,7 +32,6 @@ export {
 export { promptEntryTokens } from './prompt-tokens.js';
 export type {
   AgentSkill,
-  BudgetSource,
   OmissionReason,
   OmittedSkill,
   PromptEntryTokens,
@@ -105,7 +104,7 @@ export interface PromptResult {
  */
 export async function buildPrompt(
   skills: readonly PromptSkill[],
-  options: PromptOptions & { budget?: number; mode?: PromptMode; budgetSource?: BudgetSource },
+  options: PromptOptions & { budget?: number; mode?: PromptMode },
 ): Promise<PromptResult> {
   const slicer = new Slicer();
   const layoutKey = layoutKeyOf(options);
@@ -125,7 +124,6 @@ export async function buildPrompt(
     skills,
     options,
     budget: options.budget,
-    budgetSource: options.budgetSource,
     mode: options.mode ?? 'list',
     layout,
     entries,

@@ -17,6 +17,13 @@ export interface Expansion {
   /** The lexicon's word for the term, as a person reads it (`term` is a stem). */
   as: string;
   boost: number;
+  /** Whether the term is of Chinese, Japanese or Korean text (isCjkTerm): known once per lexicon. */
+  cjk: boolean;
+}
+
+/** A term a lexicon group's phrases stand for in the index. */
+interface LexiconTerm extends AnalyzedWord {
+  cjk: boolean;
 }
 
 /** How much an expansion term counts against one of the request's own words. */
@@ -31,7 +38,7 @@ interface Compiled {
   /** Chinese (and other unspaced) phrases, found in a request as substrings. */
   unspaced: { phrase: string; groups: number[] }[];
   /** Per group, the terms its phrases stand for in the index. */
-  targets: AnalyzedWord[][];
+  targets: LexiconTerm[][];
 }
 
 let compiled: Compiled | undefined;
@@ -50,9 +57,9 @@ function phraseStem(word: string): string {
 function compile(): Compiled {
   const phrases = new Map<string, number[]>();
   const unspaced = new Map<string, number[]>();
-  const targets: AnalyzedWord[][] = [];
+  const targets: LexiconTerm[][] = [];
   LEXICON.forEach((line, group) => {
-    const terms = new Map<string, AnalyzedWord>();
+    const terms = new Map<string, LexiconTerm>();
     for (const phrase of line.split('|')) {
       const text = phrase.trim().toLowerCase();
       if (text === '') continue;
@@ -66,7 +73,9 @@ function compile(): Compiled {
         // it is recognised in requests but adds no terms.
         if (all.some((word) => wordTerm(word) === undefined)) continue;
       }
-      for (const found of analyzeWords(text)) if (!terms.has(found.term)) terms.set(found.term, found);
+      for (const found of analyzeWords(text)) {
+        if (!terms.has(found.term)) terms.set(found.term, { ...found, cjk: isCjkTerm(found.term) });
+      }
     }
     targets.push([...terms.values()]);
   });
@@ -99,9 +108,9 @@ export function expand(query: string, asked: ReadonlySet<string>): Expansion[] {
   }
   const expansions = new Map<string, Expansion>();
   for (const [group, phrase] of found) {
-    for (const { term, word } of targets[group]!) {
+    for (const { term, word, cjk } of targets[group]!) {
       if (asked.has(term) || expansions.has(term)) continue;
-      expansions.set(term, { term, word: phrase, as: word, boost: EXPANSION_BOOST });
+      expansions.set(term, { term, word: phrase, as: word, boost: EXPANSION_BOOST, cjk });
     }
   }
   return [...expansions.values()];

@@ -106,14 +106,14 @@ export function queryTerms(words: readonly AnalyzedWord[], query: string, source
   // The request's own words first; related words from the lexicon fill what room is left.
   const have = new Set([...words.map(({ term }) => term), ...chosen.map(({ term }) => term)]);
   let room = MAX_EXPANSION_TERMS;
-  for (const { term, word, as, boost } of expand(query, have)) {
+  for (const { term, word, as, boost, cjk } of expand(query, have)) {
     if (room === 0) break;
     const postings = source.postingsOf(term);
     if (!postings || postings.df === 0) continue;
     // A related word most skills hold adds little at its lower weight, and its postings cost the most.
     // (Kept in small catalogues, as withoutUbiquitous keeps common words there.)
     if (source.slots >= 100 && postings.df > EXPANSION_MAX_SHARE * source.slots) continue;
-    const translation = isCjkTerm(term) ? !requestInCjk : !requestSpaced;
+    const translation = cjk ? !requestInCjk : !requestSpaced;
     let unit = translation ? translationUnits.get(word) : undefined;
     if (unit === undefined) {
       unit = units++;

@@ -2,7 +2,7 @@ import { distance } from 'fastest-levenshtein';
 import { type AnalyzedWord, isCjkTerm } from './analyze.js';
 import { FIELDS, type Field, type SearchDocument, type TermVisitor } from './document.js';
 import { COUNT_BITS, COUNTS, MASK, MAX_SLOTS, Postings, SHIFT } from './postings.js';
-import { type QueryTerm, queryTerms, uniqueTerms } from './query-terms.js';
+import { type QueryTerm, queryTerms, type TermSource, uniqueTerms } from './query-terms.js';
 import { bestOf } from './top-k.js';
 
 /**
@@ -82,7 +82,7 @@ const ABOVE_BODY_BITS = (1 << SHIFT[3]) - 1;
 /** How much one word's learned loads count, against the word's weight in a field match (about 1-2). */
 const LEARNED_WEIGHT = 0.25;
 
-export class SearchIndex {
+export class SearchIndex implements TermSource {
   /**
    * Postings by term. Most terms of a large catalogue occur in one skill: theirs is held as its one
    * posting word, a number in the map, rather than an object (see postingsOf).
@@ -122,6 +122,11 @@ export class SearchIndex {
 
   get size(): number {
     return this.slotOf.size;
+  }
+
+  /** Slots numbered, replaced ones included until compaction (as document frequencies count them). */
+  get slots(): number {
+    return this.names.length;
   }
 
   /** Terms and postings held, for sizing. */
@@ -217,12 +222,8 @@ export class SearchIndex {
     const size = this.slotOf.size;
     if (size === 0 || options.limit <= 0) return [];
     const words = uniqueTerms(query);
-    const slots = this.names.length;
-    const terms = queryTerms(words, query, {
-      slots,
-      postingsOf: (term) => this.postingsOf(term),
-      closestSpelling: (term) => this.closestSpelling(term),
-    });
+    const slots = this.slots;
+    const terms = queryTerms(words, query, this);
     const learned = options.learned ? this.learnedBoosts(words, options.learned) : undefined;
     if (terms.length === 0 && !learned) return [];
     this.ensureScratch(slots);
@@ -461,7 +462,7 @@ export class SearchIndex {
    * The most common index term within one edit (two for long words) of an unknown word, among terms
    * that share its first letter (typos rarely change it, and the scan stays small).
    */
-  private closestSpelling(term: string): string | undefined {
+  closestSpelling(term: string): string | undefined {
     if (term.length < 4 || isCjkTerm(term) || /\d/.test(term)) return undefined;
     const allowed = term.length >= 8 ? 2 : 1;
     const buckets = this.spellingBuckets();
@@ -500,7 +501,7 @@ export class SearchIndex {
   }
 
   /** A term's postings (an object made on the spot for a term held as its one posting word). */
-  private postingsOf(term: string): Postings | undefined {
+  postingsOf(term: string): Postings | undefined {
     const held = this.dictionary.get(term);
     return held === undefined ? undefined : Postings.of(held);
   }

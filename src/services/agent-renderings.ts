@@ -4,9 +4,9 @@ import { revisionEtag } from '../cache/etags.js';
 import type { ReadCache } from '../cache/read-cache.js';
 import { type Scope, scopeKey } from '../namespaces.js';
 import {
-  type BudgetSource,
   buildPrompt,
   namedOmissions,
+  PromptBudgetError,
   type PromptMode,
   type PromptResult,
   type SkillSelection,
@@ -74,12 +74,11 @@ export class AgentRenderingService {
     // key carry it, so a changed default is never answered with a rendering made under the old one.
     const requested = request.budget ?? this.defaultBudget;
     const budget = requested === 0 ? undefined : requested;
-    const budgetSource: BudgetSource = request.budget === undefined ? 'default' : 'query';
     const { loadsRevision } = await this.cache.current();
     const revision = this.cache.state.scopeRevision(scope);
     const where = scopeKey(scope);
     const key = `prompt|${where}|${JSON.stringify([format, selection, budget ?? null, baseUrl, mode])}`;
-    const render = () => this.renderPrompt(scope, selection, format, baseUrl, budget, mode, budgetSource);
+    const render = () => this.renderPrompt(scope, selection, format, baseUrl, budget, mode);
     const answer = (etag: string, rendered: () => Promise<RenderedPrompt>): Answer => ({
       etag,
       immutable: false,
@@ -97,7 +96,10 @@ export class AgentRenderingService {
     }
     // Which skills a budget drops depends on recent loads, which do not bump the revision: the ETag
     // names the loads revision the rendering was made at, so it is rendered before the ETag is known.
-    const byLoads = await this.cache.byLoads(key, revision, loadsRevision, render);
+    const byLoads = await this.cache.byLoads(key, revision, loadsRevision, render).catch((error: unknown) => {
+      // The rendering (and a concurrent request sharing it) knows the budget, not who chose it.
+      throw request.budget === undefined && error instanceof PromptBudgetError ? error.ofDefault() : error;
+    });
     const etag = revisionEtag(
       revision,
       'prompt',
@@ -167,7 +169,6 @@ export class AgentRenderingService {
     baseUrl: string,
     budget: number | undefined,
     mode: PromptMode,
-    budgetSource: BudgetSource,
   ): Promise<{ value: RenderedPrompt; bytes: number }> {
     const catalogue: ScopedCatalogue = this.catalogues.of(scope);
     const selected = await selectAgentSkills(catalogue, selection);
@@ -176,7 +177,6 @@ export class AgentRenderingService {
       baseUrl,
       tag: selection.tag,
       budget,
-      budgetSource,
       mode,
       describe: (listed) => catalogue.describe(listed),
       ...(catalogue.namespaceOf ? { namespaceOf: catalogue.namespaceOf } : {}),

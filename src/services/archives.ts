@@ -27,9 +27,9 @@ export interface BuiltArchive {
 
 /**
  * The deterministic archive of a version's files (the same bytes whether built at publish or later),
- * laid out as archiveLayout says: a tar.gz inside a folder named after the skill (what `tar -xzf`
- * users expect), a zip with the files at its root (what the discovery index's installers read).
- * Either publishes again as the same digest: a single top folder holding SKILL.md is stripped.
+ * laid out as its key says (archiveKey): a tar.gz inside a folder named after the skill (what
+ * `tar -xzf` users expect), a zip with the files at its root (what the discovery index's installers
+ * read). Either publishes again as the same digest: a single top folder holding SKILL.md is stripped.
  */
 export async function buildArchive(
   files: readonly BundleFile[],

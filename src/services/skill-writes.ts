@@ -368,13 +368,14 @@ export class SkillWriteService {
       },
     );
     const { held, versionId, publishedAt, ...answer } = result;
+    const namespace = input.namespace ?? DEFAULT_NAMESPACE;
     // Signed once committed (the statement names what was stored). Should this fail, the envelope is
     // made when first asked for or by the start-up backfill: Ed25519 signs the same bytes the same way.
     if (versionId !== undefined && publishedAt !== undefined) {
       await this.signing
         ?.attestStored({
           id: versionId,
-          namespace: input.namespace ?? DEFAULT_NAMESPACE,
+          namespace,
           name: skill.name,
           version: answer.version,
           digest,
@@ -385,7 +386,6 @@ export class SkillWriteService {
         .catch(() => undefined);
     }
     if (held) {
-      const namespace = input.namespace ?? DEFAULT_NAMESPACE;
       const target = { namespace, name: skill.name, version: answer.version };
       throw new QuarantineError(skill.name, scan, answer.version, {
         ...quarantineLogFields(target, scan, input.actor),

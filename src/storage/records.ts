@@ -23,17 +23,13 @@ export type ArchiveContents = 'installable' | 'as-published';
  * tar.gz archives stored before that held the files at the root under the key `tar.gz`: the new key
  * leaves them unread (the new shape is built on first request) and gives the new bytes new ETags.
  */
-export type ArchiveLayout = 'zip' | 'tar.gz+folder';
+type ArchiveLayout = 'zip' | 'tar.gz+folder';
 
 /** How an archive is stored (version_archives.format): its layout, prefixed for installable contents. */
 export type ArchiveKey = ArchiveLayout | `installable.${ArchiveLayout}`;
 
-export function archiveLayout(format: ArchiveFormat): ArchiveLayout {
-  return format === 'tar.gz' ? 'tar.gz+folder' : 'zip';
-}
-
 export function archiveKey(format: ArchiveFormat, contents: ArchiveContents): ArchiveKey {
-  const layout = archiveLayout(format);
+  const layout = format === 'tar.gz' ? 'tar.gz+folder' : 'zip';
   return contents === 'installable' ? `installable.${layout}` : layout;
 }
 

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { and, desc, eq, isNull } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { tokens } from '../db/schema.js';
@@ -47,12 +47,6 @@ export function grants(scopes: readonly Scope[], needed: Scope): boolean {
   if (scopes.includes('admin')) return true;
   if (needed === 'read') return scopes.includes('read') || scopes.includes('publish');
   return scopes.includes(needed);
-}
-
-export function safeEqual(a: string, b: string): boolean {
-  const left = Buffer.from(hashSecret(a));
-  const right = Buffer.from(hashSecret(b));
-  return timingSafeEqual(left, right);
 }
 
 const summaryColumns = {
@@ -138,11 +132,12 @@ export class TokensRepository {
   }
 
   /**
-   * The principal a presented secret stands for, or why it stands for nobody (with the token's name
-   * when the secret is one of a revoked or expired token, for the security log).
+   * The principal a presented secret stands for (given as its SHA-256, hashSecret), or why it stands
+   * for nobody (with the token's name when the secret is one of a revoked or expired token, for the
+   * security log).
    */
   async authenticate(
-    secret: string,
+    secretHash: string,
   ): Promise<Principal | { refused: 'unknown' } | { refused: 'revoked' | 'expired'; name: string }> {
     const [row] = await this.db
       .select({
@@ -154,7 +149,7 @@ export class TokensRepository {
         revokedAt: tokens.revokedAt,
       })
       .from(tokens)
-      .where(eq(tokens.secretHash, hashSecret(secret)));
+      .where(eq(tokens.secretHash, secretHash));
     if (!row) return { refused: 'unknown' };
     if (row.revokedAt) return { refused: 'revoked', name: row.name };
     if (row.expiresAt && row.expiresAt.getTime() <= Date.now()) return { refused: 'expired', name: row.name };

@@ -1,16 +1,23 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { uniqueName } from '../helpers/bundles.js';
-import { type CliRun, capturedOutput, cliInProcess, runSkillreg, showRun } from '../helpers/cli-output.js';
-import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/context.js';
+import {
+  type CliRun,
+  capturedOutput,
+  cliInProcess,
+  outputOf,
+  PACKAGE_VERSION,
+  runSkillreg,
+  SKILLREG_BIN,
+  showRun,
+  summaryRow,
+} from '../helpers/cli-output.js';
+import { ADMIN_TOKEN } from '../helpers/context.js';
 import { startFlakyProxy } from '../helpers/flaky-proxy.js';
-import { listening } from '../helpers/http.js';
+import { type LiveApp, liveApp } from '../helpers/live-app.js';
 
 /**
  * The real `skillreg` binary (node bin/skillreg.js) against the live service: its help, --version, what
@@ -18,16 +25,7 @@ import { listening } from '../helpers/http.js';
  * early.
  */
 
-const PROJECT = fileURLToPath(new URL('../..', import.meta.url));
-const BIN = path.join(PROJECT, 'bin', 'skillreg.js');
-const VERSION = (JSON.parse(readFileSync(path.join(PROJECT, 'package.json'), 'utf8')) as { version: string })
-  .version;
-
-type Run = CliRun;
-
-let ctx: TestApp;
-let url: string;
-let work: string;
+let ctx: LiveApp;
 /** A namespace of this file's own holding `alpha` at 1.0.0 and 1.0.1. */
 const team = uniqueName('team');
 const alpha = uniqueName('alpha');
@@ -41,16 +39,6 @@ function skill(name: string, description: string): string {
   return `---\nname: ${name}\ndescription: ${description}\n---\n\n# ${name}\n\nUse it well.\n`;
 }
 
-const show = showRun;
-
-/** The summary table row of a folder: its cells split on runs of two or more spaces. */
-function row(output: string, folder: string): string[] | undefined {
-  return output
-    .split('\n')
-    .map((line) => line.split(/ {2,}/))
-    .find((cells) => cells[3] === folder);
-}
-
 async function versionsOf(name: string): Promise<string[]> {
   const res = await ctx.app.inject(`/skills/${name}/versions`);
   if (res.statusCode === 404) return [];
@@ -62,23 +50,21 @@ function cli(
   args: string[],
   env: Record<string, string> = {},
   options: { closeStdout?: boolean } = {},
-): Promise<Run> {
-  return runSkillreg(args, { cwd: work, url, token: ADMIN_TOKEN, env, ...options });
+): Promise<CliRun> {
+  return runSkillreg(args, { cwd: ctx.work, url: ctx.url, token: ADMIN_TOKEN, env, ...options });
 }
 
 beforeAll(async () => {
-  ctx = await createTestApp();
-  url = await listening(ctx.app);
-  work = await mkdtemp(path.join(tmpdir(), 'skillreg-cli-binary-'));
+  ctx = await liveApp('skillreg-cli-binary-');
   for (const description of ['First.', 'Second.']) {
-    await write(path.join(work, 'team', alpha, 'SKILL.md'), skill(alpha, description));
+    await write(path.join(ctx.work, 'team', alpha, 'SKILL.md'), skill(alpha, description));
     const published = await cliInProcess([
       'publish',
-      path.join(work, 'team', alpha),
+      path.join(ctx.work, 'team', alpha),
       '--namespace',
       team,
       '--url',
-      url,
+      ctx.url,
       '--token',
       ADMIN_TOKEN,
     ]);
@@ -86,10 +72,7 @@ beforeAll(async () => {
   }
 }, 120_000);
 
-afterAll(async () => {
-  await ctx?.close();
-  if (work) await rm(work, { recursive: true, force: true });
-});
+afterAll(() => ctx?.close());
 
 describe('skillreg, the binary', () => {
   it('prints --help for every command and exits 0', async () => {
@@ -118,19 +101,19 @@ describe('skillreg, the binary', () => {
     ];
     // The binary for two of them; the rest in-process through runCli, the very code the binary runs.
     const [binaryRoot, binarySync] = await Promise.all([cli(['--help']), cli(['sync', '--help'])]);
-    const runs: Run[] = [];
+    const runs: CliRun[] = [];
     for (const command of commands) {
       const { output, captured } = capturedOutput();
       const code = await runCli([...command, '--help'], output);
       runs.push({ code, ...captured });
     }
-    expect(binaryRoot!.code, show(binaryRoot!)).toBe(0);
+    expect(binaryRoot!.code, showRun(binaryRoot!)).toBe(0);
     expect(binaryRoot!.stdout).toBe(runs[0]!.stdout);
-    expect(binarySync!.code, show(binarySync!)).toBe(0);
+    expect(binarySync!.code, showRun(binarySync!)).toBe(0);
     expect(binarySync!.stdout).toBe(runs[5]!.stdout);
     runs.forEach((run, index) => {
       const command = commands[index]!;
-      expect(run.code, `${command.join(' ')} --help\n${show(run)}`).toBe(0);
+      expect(run.code, `${command.join(' ')} --help\n${showRun(run)}`).toBe(0);
       expect(run.stdout).toContain(`Usage: skillreg ${command.join(' ')}`.trimEnd());
       expect(run.stdout).toContain('Examples:');
       expect(run.stderr).toBe('');
@@ -170,12 +153,12 @@ describe('skillreg, the binary', () => {
     const [long, short, withUrl, info] = await Promise.all([
       cli(['--version']),
       cli(['-V']),
-      cli(['--url', url, '--version']),
+      cli(['--url', ctx.url, '--version']),
       cli(['info', alpha, '--version', '1.0.0', '--namespace', team]),
     ]);
     for (const run of [long, short, withUrl]) {
       expect(run.code, run.stderr).toBe(0);
-      expect(run.stdout).toBe(`${VERSION}\n`);
+      expect(run.stdout).toBe(`${PACKAGE_VERSION}\n`);
       expect(run.stderr).toBe('');
     }
     expect(info.code, info.stderr).toBe(0);
@@ -183,7 +166,7 @@ describe('skillreg, the binary', () => {
   }, 120_000);
 
   it('results go to stdout, failures and warnings to stderr', async () => {
-    const folder = path.join(work, 'split', 'split-folder');
+    const folder = path.join(ctx.work, 'split', 'split-folder');
     await mkdir(folder, { recursive: true });
     await writeFile(
       path.join(folder, 'SKILL.md'),
@@ -216,7 +199,7 @@ describe('skillreg, the binary', () => {
     expect(closed.code).toBe(0);
 
     // `| head -1` on more output than a pipe holds: the command is still writing when head exits.
-    const big = path.join(work, 'big', uniqueName('big'));
+    const big = path.join(ctx.work, 'big', uniqueName('big'));
     for (let at = 0; at < 800; at += 1) {
       await mkdir(path.join(big, 'references'), { recursive: true });
       await writeFile(
@@ -231,48 +214,46 @@ describe('skillreg, the binary', () => {
     const namespace = uniqueName('big');
     const published = await cli(['publish', big, '--namespace', namespace]);
     expect(published.code, published.stderr).toBe(0);
-    const piped = await new Promise<Run>((resolve, reject) => {
-      const child = spawn(
+    const piped = await outputOf(
+      spawn(
         'bash',
         [
           '-c',
           'set -o pipefail; "$0" "$1" info "$2" --namespace "$3" --json | head -1',
           process.execPath,
-          BIN,
+          SKILLREG_BIN,
           path.basename(big),
           namespace,
         ],
-        { env: { ...process.env, CI: 'true', SKILLREG_URL: url }, cwd: work },
-      );
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+        { env: { ...process.env, CI: 'true', SKILLREG_URL: ctx.url }, cwd: ctx.work },
+      ),
+    );
     expect(piped.stdout).toBe('{\n');
     expect(piped.stderr).toBe('');
     expect(piped.code).toBe(0);
   }, 120_000);
 
   it('waits out 429 and 503 as Retry-After asks, saying so, and publishes; SKILLREG_RETRIES=0 fails at once', async () => {
-    const proxy = await startFlakyProxy(url);
+    const proxy = await startFlakyProxy(ctx.url);
     try {
-      const tree = path.join(work, 'retry-tree');
+      const tree = path.join(ctx.work, 'retry-tree');
       await write(
         path.join(tree, 'skills/cli-retry/SKILL.md'),
         skill('cli-retry', 'Retry: published after a 429.'),
       );
       proxy.script([{ status: 429, headers: { 'retry-after': '1' } }], (method) => method === 'POST');
       const sync = await cli(['sync', tree], { SKILLREG_URL: proxy.url });
-      expect(sync.code, show(sync)).toBe(0);
+      expect(sync.code, showRun(sync)).toBe(0);
       // The wait shows in the progress (CI: a plain line, on stderr) rather than looking like a hang.
       expect(sync.stdout).not.toContain('waiting');
       expect(sync.stderr).toMatch(
         /^\s+waiting: rate limited \(429\); retrying POST \/skills in 1\.\d s as Retry-After asks \(attempt 2 of 4\)$/m,
       );
-      expect(row(sync.stdout, 'skills/cli-retry')?.slice(0, 3)).toEqual(['published', 'cli-retry', '1.0.0']);
+      expect(summaryRow(sync.stdout, 'skills/cli-retry')?.slice(0, 3)).toEqual([
+        'published',
+        'cli-retry',
+        '1.0.0',
+      ]);
       expect(sync.stdout).toContain('1 published, 0 unchanged, 0 refused');
       expect(
         proxy.seen.filter((request) => request.method === 'POST').map((request) => request.outcome),
@@ -287,7 +268,7 @@ describe('skillreg, the binary', () => {
       const published = await cli(['publish', path.join(tree, 'skills/cli-retry')], {
         SKILLREG_URL: proxy.url,
       });
-      expect(published.code, show(published)).toBe(0);
+      expect(published.code, showRun(published)).toBe(0);
       expect(published.stdout).toMatch(/^created\s+cli-retry@1\.0\.1\s/m);
       expect(published.stderr).toMatch(
         /^skillreg: registry unavailable \(503\); retrying POST \/skills in 0\.\d s/m,
@@ -295,11 +276,11 @@ describe('skillreg, the binary', () => {
 
       // Retrying off: the first refusal is the answer; a 429 left after the retries stops a sync.
       proxy.script([{ status: 503, headers: { 'retry-after': '0' } }], (method) => method === 'GET');
-      const impatient = await cli(['pull', 'cli-retry', path.join(work, 'pulled/retry')], {
+      const impatient = await cli(['pull', 'cli-retry', path.join(ctx.work, 'pulled/retry')], {
         SKILLREG_URL: proxy.url,
         SKILLREG_RETRIES: '0',
       });
-      expect(impatient.code, show(impatient)).toBe(1);
+      expect(impatient.code, showRun(impatient)).toBe(1);
       expect(impatient.stderr).toMatch(/^503 /m);
       expect(impatient.stderr).not.toContain('retrying');
       await write(
@@ -311,7 +292,7 @@ describe('skillreg, the binary', () => {
         (method) => method === 'POST',
       );
       const stopped = await cli(['sync', tree, '--retries', '1'], { SKILLREG_URL: proxy.url });
-      expect(stopped.code, show(stopped)).toBe(1);
+      expect(stopped.code, showRun(stopped)).toBe(1);
       expect(stopped.stderr).toContain('(attempt 2 of 2)');
       expect(stopped.stderr).toMatch(/sync stopped: 429 /);
       expect(await versionsOf('cli-retry')).toEqual(['1.0.1', '1.0.0']);

@@ -1,22 +1,19 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CataloguePage, SearchResponse, SkillDetail, View } from '../../src/client/index.js';
 import { uniqueName } from '../helpers/bundles.js';
 import { cliInProcess } from '../helpers/cli-output.js';
-import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/context.js';
+import { ADMIN_TOKEN } from '../helpers/context.js';
 import { startFlakyProxy } from '../helpers/flaky-proxy.js';
-import { listening } from '../helpers/http.js';
+import { type LiveApp, liveApp } from '../helpers/live-app.js';
 
 /**
  * The commands that browse and manage a registry (list, search, info, tag, yank, view) against the
  * live service, in process (cli-binary.test.ts runs the real binary).
  */
 
-let ctx: TestApp;
-let url: string;
-let work: string;
+let ctx: LiveApp;
 /** Two namespaces: `team` holds three skills, `override` a newer copy of one of them. */
 const team = uniqueName('team');
 const override = uniqueName('override');
@@ -26,7 +23,7 @@ const [alpha, beta, gamma] = ['alpha', 'beta', 'gamma'].map((word) => `${word}-$
   string,
 ];
 
-const global = () => ['--url', url, '--token', ADMIN_TOKEN];
+const global = () => ['--url', ctx.url, '--token', ADMIN_TOKEN];
 async function cli(args: string[]) {
   return cliInProcess([...args, ...global()]);
 }
@@ -42,10 +39,8 @@ async function skillFolder(root: string, name: string, description: string, body
 }
 
 beforeAll(async () => {
-  ctx = await createTestApp();
-  url = await listening(ctx.app);
-  work = await mkdtemp(path.join(tmpdir(), 'skillreg-cli-commands-'));
-  const teamTree = path.join(work, 'team');
+  ctx = await liveApp('skillreg-cli-commands-');
+  const teamTree = path.join(ctx.work, 'team');
   await skillFolder(teamTree, alpha, 'Turns spreadsheets into slide decks.', '## Slides\n\nUse charts.');
   await skillFolder(teamTree, beta, 'Reviews pull requests for security problems.');
   await skillFolder(teamTree, gamma, 'Extracts tables from PDF files.');
@@ -56,7 +51,7 @@ beforeAll(async () => {
   const second = await cli(['publish', path.join(teamTree, alpha), '--namespace', team]);
   expect(second.code, second.stderr).toBe(0);
   const overrideFolder = await skillFolder(
-    path.join(work, 'override'),
+    path.join(ctx.work, 'override'),
     beta,
     'Reviews pull requests (team rules).',
   );
@@ -64,10 +59,7 @@ beforeAll(async () => {
   expect(third.code, third.stderr).toBe(0);
 }, 120_000);
 
-afterAll(async () => {
-  await ctx?.close();
-  if (work) await rm(work, { recursive: true, force: true });
-});
+afterAll(() => ctx?.close());
 
 describe('list, search and info', () => {
   it('list prints the catalogue as a table, --json as the registry answers it, and pages with --all', async () => {
@@ -94,7 +86,7 @@ describe('list, search and info', () => {
     expect(cut.stderr).toContain('2 skills listed; there are more: pass --all');
 
     // --all follows nextCursor page after page (pages of one here, seen through a recording proxy).
-    const proxy = await startFlakyProxy(url);
+    const proxy = await startFlakyProxy(ctx.url);
     try {
       const all = await cliInProcess([
         'list',
@@ -188,7 +180,7 @@ describe('tag and yank', () => {
     // A namespace and skill of this test's own, with versions 1.0.0 and 1.0.1.
     const namespace = uniqueName('tags');
     const name = uniqueName('tagged');
-    const root = path.join(work, 'tags');
+    const root = path.join(ctx.work, 'tags');
     for (const description of ['First.', 'Second.']) {
       const published = await cli([
         'publish',

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -11,9 +11,10 @@ import { parse as parseYaml } from 'yaml';
 import { buildCliBundle } from '../../src/cli-dist/bundle.js';
 import { packCliTarball } from '../../src/cli-dist/npm-package.js';
 import { skillMd, uniqueName } from '../helpers/bundles.js';
-import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/context.js';
-import { listening } from '../helpers/http.js';
-import { REPO_ROOT, tempDir } from '../helpers/server-process.js';
+import { type CliRun, outputOf, PACKAGE_VERSION, showRun } from '../helpers/cli-output.js';
+import { ADMIN_TOKEN, createTestApp } from '../helpers/context.js';
+import { type LiveApp, liveApp } from '../helpers/live-app.js';
+import { REPO_ROOT } from '../helpers/server-process.js';
 
 /**
  * The registry serves its own CLI (GET /cli, /cli/skillreg.mjs, /cli/skillreg.tgz): fetched from a live
@@ -21,19 +22,7 @@ import { REPO_ROOT, tempDir } from '../helpers/server-process.js';
  * installed with npm from the tarball's URL alone.
  */
 
-const VERSION = (
-  JSON.parse(await readFile(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }
-).version;
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-let ctx: TestApp;
-let url: string;
-let work: { path: string; remove: () => Promise<void> };
+let ctx: LiveApp;
 let bundleFile: string;
 let fetched: Record<'mjs' | 'tgz', { bytes: Buffer; headers: Headers }>;
 
@@ -56,7 +45,7 @@ function env(extra: Record<string, string> = {}): Record<string, string> {
     NO_COLOR: '1',
     // Any attempt to reach a package registry fails at once (nothing listens on port 9).
     npm_config_registry: 'http://127.0.0.1:9/',
-    npm_config_cache: path.join(work.path, 'npm-cache'),
+    npm_config_cache: path.join(ctx.work, 'npm-cache'),
     npm_config_audit: 'false',
     npm_config_fund: 'false',
     npm_config_update_notifier: 'false',
@@ -69,34 +58,14 @@ function run(
   args: string[],
   extra: Record<string, string> = {},
   timeoutMs = 60_000,
-): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: work.path, env: env(extra) });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-function show(result: Run): string {
-  return `exit ${result.code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`;
+): Promise<CliRun> {
+  return outputOf(spawn(command, args, { cwd: ctx.work, env: env(extra) }), timeoutMs);
 }
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 async function get(pathname: string, headers: Record<string, string> = {}) {
-  const response = await fetch(`${url}${pathname}`, { headers });
+  const response = await fetch(`${ctx.url}${pathname}`, { headers });
   return { response, bytes: Buffer.from(await response.arrayBuffer()) };
 }
 
@@ -126,10 +95,8 @@ async function untar(tgz: Buffer): Promise<Map<string, { bytes: Buffer; mode: nu
 }
 
 beforeAll(async () => {
-  ctx = await createTestApp();
-  url = await listening(ctx.app);
-  // Outside the repository: the bundle must not find this project's node_modules by walking up.
-  work = await tempDir('skillreg-cli-dist-');
+  // Work outside the repository: the bundle must not find this project's node_modules by walking up.
+  ctx = await liveApp('skillreg-cli-dist-');
   const mjs = await get('/cli/skillreg.mjs');
   const tgz = await get('/cli/skillreg.tgz');
   expect(mjs.response.status).toBe(200);
@@ -138,14 +105,11 @@ beforeAll(async () => {
     mjs: { bytes: mjs.bytes, headers: mjs.response.headers },
     tgz: { bytes: tgz.bytes, headers: tgz.response.headers },
   };
-  bundleFile = path.join(work.path, 'skillreg.mjs');
+  bundleFile = path.join(ctx.work, 'skillreg.mjs');
   await writeFile(bundleFile, fetched.mjs.bytes);
 }, 120_000);
 
-afterAll(async () => {
-  await ctx?.close();
-  await work?.remove();
-});
+afterAll(() => ctx?.close());
 
 describe('GET /cli', () => {
   it('lists the version, absolute URLs and the sha256 of the very bytes served', async () => {
@@ -157,18 +121,18 @@ describe('GET /cli', () => {
       files: Record<string, { url: string; sha256: string; size: number }>;
       install: Record<string, string>;
     };
-    expect(index.version).toBe(VERSION);
+    expect(index.version).toBe(PACKAGE_VERSION);
     for (const [name, file] of [
       ['skillreg.mjs', fetched.mjs],
       ['skillreg.tgz', fetched.tgz],
     ] as const) {
       expect(index.files[name]).toEqual({
-        url: `${url}/cli/${name}`,
+        url: `${ctx.url}/cli/${name}`,
         sha256: sha256(file.bytes),
         size: file.bytes.byteLength,
       });
     }
-    expect(index.install.npm).toBe(`npm install --global ${url}/cli/skillreg.tgz`);
+    expect(index.install.npm).toBe(`npm install --global ${ctx.url}/cli/skillreg.tgz`);
     // Revalidated (a server upgrade changes it), with a strong tag that answers 304.
     expect(response.headers.get('cache-control')).toBe('public, no-cache');
     const etag = response.headers.get('etag')!;
@@ -246,15 +210,15 @@ describe('skillreg.mjs', () => {
 
   it('runs with node alone: --help, -V (the server version), and serve/migrate say what they need', async () => {
     const help = await run(process.execPath, [bundleFile, '--help']);
-    expect(help.code, show(help)).toBe(0);
+    expect(help.code, showRun(help)).toBe(0);
     for (const command of ['validate', 'publish', 'sync', 'pull', 'verify', 'token']) {
       expect(help.stdout).toContain(command);
     }
     const version = await run(process.execPath, [bundleFile, '-V']);
-    expect(version.stdout.trim(), show(version)).toBe(VERSION);
+    expect(version.stdout.trim(), showRun(version)).toBe(PACKAGE_VERSION);
     for (const command of ['serve', 'migrate']) {
       const refused = await run(process.execPath, [bundleFile, command]);
-      expect(refused.code, show(refused)).toBe(1);
+      expect(refused.code, showRun(refused)).toBe(1);
       expect(refused.stderr).toBe(
         `skillreg ${command} needs the full package: clone the repository or use the container image\n`,
       );
@@ -263,23 +227,23 @@ describe('skillreg.mjs', () => {
 
   it('validates a folder offline and publishes it to the live registry', async () => {
     const name = uniqueName('dist');
-    const folder = path.join(work.path, 'skills', name);
+    const folder = path.join(ctx.work, 'skills', name);
     await writeSkill(folder, skillMd({ name, description: 'Published by the CLI the registry serves.' }));
-    const bad = path.join(work.path, 'bad-skills', 'bad');
+    const bad = path.join(ctx.work, 'bad-skills', 'bad');
     await writeSkill(bad, skillMd({ name: 'Bad Name', description: 'An invalid name.' }));
 
     const valid = await run(process.execPath, [bundleFile, 'validate', folder]);
-    expect(valid.code, show(valid)).toBe(0);
+    expect(valid.code, showRun(valid)).toBe(0);
     expect(valid.stdout).toContain(name);
     const invalid = await run(process.execPath, [bundleFile, 'validate', bad]);
-    expect(invalid.code, show(invalid)).toBe(1);
+    expect(invalid.code, showRun(invalid)).toBe(1);
     expect(invalid.stdout + invalid.stderr).toContain('Bad Name');
 
     const published = await run(process.execPath, [bundleFile, 'publish', folder], {
-      SKILLREG_URL: url,
+      SKILLREG_URL: ctx.url,
       SKILLREG_TOKEN: ADMIN_TOKEN,
     });
-    expect(published.code, show(published)).toBe(0);
+    expect(published.code, showRun(published)).toBe(0);
     expect(published.stdout).toContain('created');
     expect(published.stdout).toContain(`${name}@`);
     expect((await get(`/skills/${name}`)).response.status).toBe(200);
@@ -297,7 +261,11 @@ describe('skillreg.tgz', () => {
       string,
       unknown
     >;
-    expect(manifest).toMatchObject({ version: VERSION, bin: { skillreg: 'skillreg.mjs' }, type: 'module' });
+    expect(manifest).toMatchObject({
+      version: PACKAGE_VERSION,
+      bin: { skillreg: 'skillreg.mjs' },
+      type: 'module',
+    });
     expect(manifest.dependencies).toBeUndefined();
     // A name nobody can publish on npmjs.com (capitals), so `npm update -g` can never swap it for a stranger's.
     expect(manifest.name).toMatch(/[A-Z]/);
@@ -310,24 +278,29 @@ describe('skillreg.tgz', () => {
   });
 
   it('installs with npm from its URL alone (no package registry reachable) and runs its bin', async () => {
-    const prefix = path.join(work.path, 'installed');
-    const install = await run('npm', ['install', '--prefix', prefix, `${url}/cli/skillreg.tgz`], {}, 120_000);
-    expect(install.code, show(install)).toBe(0);
-    const version = await run(path.join(prefix, 'node_modules', '.bin', 'skillreg'), ['-V']);
-    expect(version.code, show(version)).toBe(0);
-    expect(version.stdout.trim()).toBe(VERSION);
-  }, 180_000);
-
-  it('runs through npx --package <url> without a package registry', async () => {
-    const folder = path.join(work.path, 'npx-skills', 'npx-skill');
-    await writeSkill(folder, skillMd({ name: 'npx-skill', description: 'Validated through npx.' }));
-    const result = await run(
-      'npx',
-      ['--yes', '--package', `${url}/cli/skillreg.tgz`, 'skillreg', 'validate', folder],
+    const prefix = path.join(ctx.work, 'installed');
+    const install = await run(
+      'npm',
+      ['install', '--prefix', prefix, `${ctx.url}/cli/skillreg.tgz`],
       {},
       120_000,
     );
-    expect(result.code, show(result)).toBe(0);
+    expect(install.code, showRun(install)).toBe(0);
+    const version = await run(path.join(prefix, 'node_modules', '.bin', 'skillreg'), ['-V']);
+    expect(version.code, showRun(version)).toBe(0);
+    expect(version.stdout.trim()).toBe(PACKAGE_VERSION);
+  }, 180_000);
+
+  it('runs through npx --package <url> without a package registry', async () => {
+    const folder = path.join(ctx.work, 'npx-skills', 'npx-skill');
+    await writeSkill(folder, skillMd({ name: 'npx-skill', description: 'Validated through npx.' }));
+    const result = await run(
+      'npx',
+      ['--yes', '--package', `${ctx.url}/cli/skillreg.tgz`, 'skillreg', 'validate', folder],
+      {},
+      120_000,
+    );
+    expect(result.code, showRun(result)).toBe(0);
     expect(result.stdout).toContain('npx-skill');
   }, 180_000);
 });
@@ -350,67 +323,54 @@ function workflowStep(name: string): string {
   return step.run;
 }
 
-async function bash(script: string, cwd: string, extra: Record<string, string>): Promise<Run> {
+async function bash(script: string, cwd: string, extra: Record<string, string>): Promise<CliRun> {
   await mkdir(cwd, { recursive: true });
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', script], {
-      cwd,
-      env: env(extra),
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return outputOf(
+    spawn('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', script], { cwd, env: env(extra) }),
+  );
 }
 
 describe('the CI documents run as written', () => {
   it('the workflow installs the CLI from the registry (checking a pinned sha256), validates and publishes', async () => {
     const install = workflowStep('Install the skillreg CLI from the registry');
-    const global = path.join(work.path, 'workflow-global');
+    const global = path.join(ctx.work, 'workflow-global');
     const runner = {
-      SKILLREG_URL: url,
+      SKILLREG_URL: ctx.url,
       npm_config_prefix: global,
       PATH: `${path.join(global, 'bin')}${path.delimiter}${process.env.PATH}`,
     };
     const pinned = sha256(fetched.tgz.bytes);
 
-    const refusedTemp = path.join(work.path, 'runner-temp-1');
+    const refusedTemp = path.join(ctx.work, 'runner-temp-1');
     await mkdir(refusedTemp, { recursive: true });
-    const refused = await bash(install, work.path, {
+    const refused = await bash(install, ctx.work, {
       ...runner,
       RUNNER_TEMP: refusedTemp,
       SKILLREG_CLI_SHA256: '0'.repeat(64),
     });
-    expect(refused.code, show(refused)).not.toBe(0);
+    expect(refused.code, showRun(refused)).not.toBe(0);
     expect(refused.stdout + refused.stderr).toMatch(/FAILED/);
 
-    const installedTemp = path.join(work.path, 'runner-temp-2');
+    const installedTemp = path.join(ctx.work, 'runner-temp-2');
     await mkdir(installedTemp, { recursive: true });
-    const installed = await bash(install, work.path, {
+    const installed = await bash(install, ctx.work, {
       ...runner,
       RUNNER_TEMP: installedTemp,
       SKILLREG_CLI_SHA256: pinned,
     });
-    expect(installed.code, show(installed)).toBe(0);
-    expect(installed.stdout).toContain(VERSION);
+    expect(installed.code, showRun(installed)).toBe(0);
+    expect(installed.stdout).toContain(PACKAGE_VERSION);
 
-    const repo = path.join(work.path, 'workflow-repo');
+    const repo = path.join(ctx.work, 'workflow-repo');
     const name = uniqueName('workflow');
     await writeSkill(
       path.join(repo, 'skills', name),
       skillMd({ name, description: 'Synced by the workflow.' }),
     );
     const validated = await bash(workflowStep('Validate every skill (offline)'), repo, runner);
-    expect(validated.code, show(validated)).toBe(0);
+    expect(validated.code, showRun(validated)).toBe(0);
     const published = await bash(workflowStep('Publish'), repo, { ...runner, SKILLREG_TOKEN: ADMIN_TOKEN });
-    expect(published.code, show(published)).toBe(0);
+    expect(published.code, showRun(published)).toBe(0);
     expect((await get(`/skills/${name}`)).response.status).toBe(200);
   }, 180_000);
 
@@ -423,13 +383,17 @@ describe('the CI documents run as written', () => {
       .split('\n')
       .filter((line) => !/^export SKILLREG_(URL|TOKEN)=/.test(line))
       .join('\n');
-    const repo = path.join(work.path, 'other-ci-repo');
+    const repo = path.join(ctx.work, 'other-ci-repo');
     const name = uniqueName('other-ci');
     await writeSkill(path.join(repo, name), skillMd({ name, description: 'Synced from another CI system.' }));
-    const tmp = path.join(work.path, 'other-ci-tmp');
+    const tmp = path.join(ctx.work, 'other-ci-tmp');
     await mkdir(tmp, { recursive: true });
-    const result = await bash(script, repo, { SKILLREG_URL: url, SKILLREG_TOKEN: ADMIN_TOKEN, TMPDIR: tmp });
-    expect(result.code, show(result)).toBe(0);
+    const result = await bash(script, repo, {
+      SKILLREG_URL: ctx.url,
+      SKILLREG_TOKEN: ADMIN_TOKEN,
+      TMPDIR: tmp,
+    });
+    expect(result.code, showRun(result)).toBe(0);
     expect((await get(`/skills/${name}`)).response.status).toBe(200);
   }, 120_000);
 });

@@ -1,11 +1,10 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniqueName } from '../helpers/bundles.js';
 import { cliInProcess } from '../helpers/cli-output.js';
-import { ADMIN_TOKEN, adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
-import { listening } from '../helpers/http.js';
+import { ADMIN_TOKEN, adminAuth, type TestApp } from '../helpers/context.js';
+import { type LiveApp, liveApp } from '../helpers/live-app.js';
 
 const cli = cliInProcess;
 
@@ -20,20 +19,13 @@ async function publishCounts(ctx: TestApp): Promise<Record<string, number>> {
 }
 
 describe('skillreg with --namespace and --view', () => {
-  let ctx: TestApp;
-  let url: string;
-  let work: string;
+  let ctx: LiveApp;
   beforeAll(async () => {
-    ctx = await createTestApp();
-    url = await listening(ctx.app);
-    work = await mkdtemp(path.join(tmpdir(), 'skillreg-ns-cli-'));
+    ctx = await liveApp('skillreg-ns-cli-');
   });
-  afterAll(async () => {
-    await ctx?.close();
-    if (work) await rm(work, { recursive: true, force: true });
-  });
+  afterAll(() => ctx?.close());
 
-  const global = () => ['--url', url, '--token', ADMIN_TOKEN];
+  const global = () => ['--url', ctx.url, '--token', ADMIN_TOKEN];
 
   async function tree(root: string, names: string[], flavour: string): Promise<void> {
     for (const name of names) {
@@ -47,7 +39,7 @@ describe('skillreg with --namespace and --view', () => {
 
   it('sync publishes into a namespace, then re-syncs an unchanged tree without a single publish request', async () => {
     const namespace = uniqueName('ci');
-    const root = path.join(work, namespace);
+    const root = path.join(ctx.work, namespace);
     const names = Array.from({ length: 12 }, (_, at) => `${namespace}-s${at}`);
     await tree(root, names, 'Team');
     const first = await cli(['sync', root, '--namespace', namespace, ...global()]);
@@ -80,8 +72,8 @@ describe('skillreg with --namespace and --view', () => {
     const org = uniqueName('org');
     const team = uniqueName('team');
     const name = uniqueName('pulled');
-    const orgTree = path.join(work, `${org}-tree`);
-    const teamTree = path.join(work, `${team}-tree`);
+    const orgTree = path.join(ctx.work, `${org}-tree`);
+    const teamTree = path.join(ctx.work, `${team}-tree`);
     await tree(orgTree, [name], 'Org');
     await tree(teamTree, [name], 'Team');
     const published = await cli([
@@ -105,8 +97,8 @@ describe('skillreg with --namespace and --view', () => {
     });
     expect(put.statusCode).toBe(201);
 
-    const fromOrg = path.join(work, 'out-org');
-    const fromView = path.join(work, 'out-view');
+    const fromOrg = path.join(ctx.work, 'out-org');
+    const fromView = path.join(ctx.work, 'out-view');
     expect((await cli(['pull', name, fromOrg, '--namespace', org, ...global()])).code).toBe(0);
     expect(await readFile(path.join(fromOrg, 'SKILL.md'), 'utf8')).toContain('(Org)');
     const viaView = await cli(['pull', name, fromView, '--view', view, ...global()]);
@@ -115,7 +107,7 @@ describe('skillreg with --namespace and --view', () => {
     const missing = await cli([
       'pull',
       name,
-      path.join(work, 'out-none'),
+      path.join(ctx.work, 'out-none'),
       '--namespace',
       uniqueName('none'),
       ...global(),
@@ -141,14 +133,14 @@ describe('skillreg with --namespace and --view', () => {
     expect(created.code, created.stderr).toBe(0);
     const token = JSON.parse(created.stdout) as { secret: string; namespaces: string[] };
     expect(token.namespaces).toEqual(['data', 'data-*']);
-    const root = path.join(work, 'confined');
+    const root = path.join(ctx.work, 'confined');
     const name = uniqueName('confined');
     await tree(root, [name], 'Data');
     const outside = await cli([
       'publish',
       path.join(root, 'skills', name),
       '--url',
-      url,
+      ctx.url,
       '--token',
       token.secret,
     ]);
@@ -160,7 +152,7 @@ describe('skillreg with --namespace and --view', () => {
       '--namespace',
       'data-eng',
       '--url',
-      url,
+      ctx.url,
       '--token',
       token.secret,
     ]);
@@ -170,7 +162,7 @@ describe('skillreg with --namespace and --view', () => {
   });
 
   it('sync counts what the security scan refused and what it flagged, and fails on a refusal', async () => {
-    const root = path.join(work, 'scanned');
+    const root = path.join(ctx.work, 'scanned');
     const bad = uniqueName('bad');
     const flagged = uniqueName('flagged');
     await mkdir(path.join(root, 'skills', bad, 'scripts'), { recursive: true });

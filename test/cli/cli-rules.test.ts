@@ -1,13 +1,12 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniqueName } from '../helpers/bundles.js';
 import { cliInProcess } from '../helpers/cli-output.js';
-import { ADMIN_TOKEN, adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
-import { listening } from '../helpers/http.js';
+import { ADMIN_TOKEN, adminAuth } from '../helpers/context.js';
+import { type LiveApp, liveApp } from '../helpers/live-app.js';
 
 /**
  * The CLI is the server's rules offline: what `validate` accepts and warns about is what a direct
@@ -26,21 +25,13 @@ interface PublishAnswer {
   warnings: { path: string; detail: string }[];
 }
 
-let ctx: TestApp;
-let url: string;
-let work: string;
-
+let ctx: LiveApp;
 beforeAll(async () => {
-  ctx = await createTestApp();
-  url = await listening(ctx.app);
-  work = await mkdtemp(path.join(tmpdir(), 'skillreg-cli-rules-'));
+  ctx = await liveApp('skillreg-cli-rules-');
 });
-afterAll(async () => {
-  await ctx?.close();
-  if (work) await rm(work, { recursive: true, force: true });
-});
+afterAll(() => ctx?.close());
 
-const global = (token = ADMIN_TOKEN) => ['--url', url, '--token', token];
+const global = (token = ADMIN_TOKEN) => ['--url', ctx.url, '--token', token];
 
 async function write(file: string, content: string): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
@@ -71,7 +62,7 @@ const warningLines = (warnings: PublishAnswer['warnings']) =>
 describe('the CLI applies the server rules, fallbacks and warnings included', () => {
   it('a SKILL.md without frontmatter: validate and publish name it and warn exactly as the server does', async () => {
     const name = uniqueName('plain');
-    const folder = path.join(work, 'plain', name);
+    const folder = path.join(ctx.work, 'plain', name);
     await write(
       path.join(folder, 'SKILL.md'),
       '# Plain skill\n\nTurns plain notes into a tidy summary. Use it for meeting notes.\n\nMore text.\n',
@@ -110,7 +101,7 @@ describe('the CLI applies the server rules, fallbacks and warnings included', ()
 
   it("a folder named otherwise than its SKILL.md's name is warned about, as the server warns", async () => {
     const name = uniqueName('named');
-    const folder = path.join(work, 'renamed', 'other-folder');
+    const folder = path.join(ctx.work, 'renamed', 'other-folder');
     await write(
       path.join(folder, 'SKILL.md'),
       `---\nname: ${name}\ndescription: "Says what it does."\n---\n# Named\n\nBody.\n`,
@@ -135,7 +126,7 @@ describe('the CLI applies the server rules, fallbacks and warnings included', ()
   });
 
   it('sync refuses a tree where two folders declare one name, naming both, and publishes nothing', async () => {
-    const root = path.join(work, 'duplicates');
+    const root = path.join(ctx.work, 'duplicates');
     const shared = uniqueName('twice');
     const alone = uniqueName('alone');
     await write(
@@ -178,7 +169,7 @@ describe('the CLI applies the server rules, fallbacks and warnings included', ()
   });
 
   it('a 401 or 403 says which variable or flag to set, and which token to get', async () => {
-    const folder = path.join(work, 'auth', uniqueName('auth'));
+    const folder = path.join(ctx.work, 'auth', uniqueName('auth'));
     await write(
       path.join(folder, 'SKILL.md'),
       `---\nname: ${path.basename(folder)}\ndescription: Auth.\n---\nA\n`,
@@ -200,7 +191,7 @@ describe('the CLI applies the server rules, fallbacks and warnings included', ()
       })
     ).json() as { secret: string };
 
-    const missing = await cli(['publish', folder, '--url', url]);
+    const missing = await cli(['publish', folder, '--url', ctx.url]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(
       /^401 Unauthorized - this request needs a bearer token with scope 'publish'/m,
@@ -237,7 +228,7 @@ describe('the CLI applies the server rules, fallbacks and warnings included', ()
     );
 
     // sync stops on the first refusal with the same hint.
-    const sync = await cli(['sync', path.dirname(folder), '--url', url]);
+    const sync = await cli(['sync', path.dirname(folder), '--url', ctx.url]);
     expect(sync.code).toBe(1);
     expect(sync.stderr).toMatch(/^sync stopped: 401 /m);
     expect(sync.stderr).toMatch(/^hint: set SKILLREG_TOKEN or pass --token/m);

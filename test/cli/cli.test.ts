@@ -1,40 +1,39 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { binaryEnv, type CliRun, runSkillreg, SKILLREG_BIN, showRun } from '../helpers/cli-output.js';
-import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/context.js';
+import {
+  binaryEnv,
+  type CliRun,
+  runSkillreg,
+  SKILLREG_BIN,
+  showRun,
+  summaryRow,
+} from '../helpers/cli-output.js';
+import { ADMIN_TOKEN } from '../helpers/context.js';
 import { withDatabase } from '../helpers/global-setup.js';
+import { type LiveApp, liveApp } from '../helpers/live-app.js';
 
 /**
  * End-to-end: the real `skillreg` binary (node bin/skillreg.js, as `npx skillreg` runs it) against the
  * real service listening on a port, with real skill trees on disk.
  */
 
-const BIN = SKILLREG_BIN;
-
-type Run = CliRun;
-
-let ctx: TestApp;
-let url: string;
-let work: string;
+let ctx: LiveApp;
 let repo: string;
 let outside: string;
 
 /** The environment of every run: no inherited registry or database settings, CI mode on. */
 function baseEnv(): Record<string, string> {
-  return binaryEnv(url, ADMIN_TOKEN);
+  return binaryEnv(ctx.url, ADMIN_TOKEN);
 }
 
-function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
-  return runSkillreg(args, { cwd: work, url, token: ADMIN_TOKEN, env });
+function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliRun> {
+  return runSkillreg(args, { cwd: ctx.work, url: ctx.url, token: ADMIN_TOKEN, env });
 }
-
-const show = showRun;
 
 async function write(file: string, content: string | Uint8Array, mode?: number): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
@@ -128,30 +127,14 @@ async function versionsOf(name: string): Promise<string[]> {
   return (res.json() as { version: string }[]).map((item) => item.version);
 }
 
-/** The summary table row of a folder: its cells split on runs of two or more spaces. */
-function row(output: string, folder: string): string[] | undefined {
-  return output
-    .split('\n')
-    .map((line) => line.split(/ {2,}/))
-    .find((cells) => cells[3] === folder);
-}
-
 beforeAll(async () => {
-  ctx = await createTestApp();
-  await ctx.app.listen({ port: 0, host: '127.0.0.1' });
-  const address = ctx.app.server.address();
-  if (!address || typeof address === 'string') throw new Error('no TCP address');
-  url = `http://127.0.0.1:${address.port}`;
-  work = await mkdtemp(path.join(tmpdir(), 'skillreg-cli-'));
-  repo = path.join(work, 'repo');
-  outside = path.join(work, 'outside');
+  ctx = await liveApp('skillreg-cli-');
+  repo = path.join(ctx.work, 'repo');
+  outside = path.join(ctx.work, 'outside');
   await buildTree();
 });
 
-afterAll(async () => {
-  await ctx?.close();
-  if (work) await rm(work, { recursive: true, force: true });
-});
+afterAll(() => ctx?.close());
 
 // Every test starts the binary several times: seconds each on a busy machine.
 describe('skillreg CLI (subprocess, live service)', { timeout: 120_000 }, () => {
@@ -159,7 +142,7 @@ describe('skillreg CLI (subprocess, live service)', { timeout: 120_000 }, () => 
 
   it('token create, list and revoke with the admin token; secrets never listed', async () => {
     const publish = await cli(['token', 'create', '--name', 'cli-publish', '--scope', 'publish']);
-    expect(publish.code, show(publish)).toBe(0);
+    expect(publish.code, showRun(publish)).toBe(0);
     expect(publish.stdout).toMatch(/created token [0-9a-f-]{36} \(cli-publish; scopes publish\)/);
     const lines = publish.stdout.trim().split('\n');
     tokens.publish = lines.at(-1)!.trim();
@@ -180,8 +163,8 @@ describe('skillreg CLI (subprocess, live service)', { timeout: 120_000 }, () => 
         '--json',
       ]),
     ]);
-    expect(read.code, show(read)).toBe(0);
-    expect(temporary.code, show(temporary)).toBe(0);
+    expect(read.code, showRun(read)).toBe(0);
+    expect(temporary.code, showRun(temporary)).toBe(0);
     tokens.read = (JSON.parse(read.stdout) as { secret: string }).secret;
     const temp = JSON.parse(temporary.stdout) as {
       id: string;
@@ -193,7 +176,7 @@ describe('skillreg CLI (subprocess, live service)', { timeout: 120_000 }, () => 
     expect(temp.expiresAt).toBeTruthy();
 
     const revoke = await cli(['token', 'revoke', temp.id]);
-    expect(revoke.code, show(revoke)).toBe(0);
+    expect(revoke.code, showRun(revoke)).toBe(0);
     expect(revoke.stdout).toContain(`revoked token ${temp.id}`);
 
     const [list, revoked, badDays] = await Promise.all([
@@ -201,7 +184,7 @@ describe('skillreg CLI (subprocess, live service)', { timeout: 120_000 }, () => 
       cli(['publish', path.join(repo, '.claude/skills/cli-alpha')], { SKILLREG_TOKEN: temp.secret }),
       cli(['token', 'create', '--name', 'x', '--scope', 'read', '--expires-in-days', 'soon']),
     ]);
-    expect(list.code, show(list)).toBe(0);
+    expect(list.code, showRun(list)).toBe(0);
     expect(list.stdout).toMatch(/^ID\s+NAME\s+SCOPES/m);
     expect(list.stdout).toContain('cli-publish');
     expect(list.stdout).toContain('cli-read');
@@ -220,7 +203,7 @@ describe('skillreg CLI (subprocess, live service)', { timeout: 120_000 }, () => 
       cli(['validate', repo]),
       cli(['validate', 'repo/skills/cli-beta']),
     ]);
-    expect(tree.code, show(tree)).toBe(1);
+    expect(tree.code, showRun(tree)).toBe(1);
     expect(tree.stdout).toMatch(
       /ok\s+\S*\.claude\/skills\/cli-alpha\s+\(cli-alpha, 1 file, sha256:[0-9a-f]{64}\)/,
     );
@@ -239,7 +222,7 @@ describe('skillreg CLI (subprocess, live service)', { timeout: 120_000 }, () => 
     expect(tree.stdout).toContain('4 valid, 2 invalid');
     expect(`${tree.stdout}${tree.stderr}`).not.toMatch(/in-node-modules|in-git/);
 
-    expect(good.code, show(good)).toBe(0);
+    expect(good.code, showRun(good)).toBe(0);
     expect(good.stdout).toMatch(/^ok\s+repo\/skills\/cli-beta\s+\(cli-beta, 6 files, sha256:/m);
     expect(good.stdout).toContain('1 valid, 0 invalid');
     expect(good.stderr.trimEnd().split('\n')).toEqual([
@@ -250,7 +233,7 @@ describe('skillreg CLI (subprocess, live service)', { timeout: 120_000 }, () => 
   it('publish: prints name, version, digest and created, then unchanged for the same content', async () => {
     const beta = path.join(repo, 'skills/cli-beta');
     const first = await cli(['publish', beta], { SKILLREG_TOKEN: tokens.publish });
-    expect(first.code, show(first)).toBe(0);
+    expect(first.code, showRun(first)).toBe(0);
     expect(first.stdout).toMatch(/^created\s+cli-beta@1\.0\.0\s+sha256:[0-9a-f]{64}$/m);
     const digest = /sha256:[0-9a-f]{64}/.exec(first.stdout)![0];
     const detail = (await ctx.app.inject('/skills/cli-beta')).json() as {
@@ -271,7 +254,7 @@ describe('skillreg CLI (subprocess, live service)', { timeout: 120_000 }, () => 
     const again = await cli(['publish', path.join(beta, 'SKILL.md'), '--token', tokens.publish!], {
       SKILLREG_TOKEN: 'wrong',
     });
-    expect(again.code, show(again)).toBe(0);
+    expect(again.code, showRun(again)).toBe(0);
     expect(again.stdout).toMatch(new RegExp(`^unchanged\\s+cli-beta@1\\.0\\.0\\s+${digest}$`, 'm'));
     expect(await versionsOf('cli-beta')).toEqual(['1.0.0']);
   });
@@ -283,49 +266,49 @@ describe('skillreg CLI (subprocess, live service)', { timeout: 120_000 }, () => 
       cli(['publish', alpha], { SKILLREG_TOKEN: tokens.read }),
       cli(['sync', repo], { SKILLREG_TOKEN: 'skr_not-a-token-this-registry-issued' }),
     ]);
-    expect(unknown.code, show(unknown)).toBe(1);
+    expect(unknown.code, showRun(unknown)).toBe(1);
     expect(unknown.stderr).toMatch(/401 .*not known/);
-    expect(readOnly.code, show(readOnly)).toBe(1);
+    expect(readOnly.code, showRun(readOnly)).toBe(1);
     expect(readOnly.stderr).toMatch(/403 .*scope 'publish'/);
-    expect(syncUnknown.code, show(syncUnknown)).toBe(1);
+    expect(syncUnknown.code, showRun(syncUnknown)).toBe(1);
     expect(syncUnknown.stderr).toMatch(/sync stopped: 401 .*not known/);
     expect(await versionsOf('cli-alpha')).toEqual([]);
   });
 
   it('sync publishes every valid skill, lists the refused ones with their reasons and exits 1', async () => {
     const run = await cli(['sync', repo], { SKILLREG_TOKEN: tokens.publish });
-    expect(run.code, show(run)).toBe(1);
+    expect(run.code, showRun(run)).toBe(1);
     // CI: plain progress lines, no bar.
     expect(run.stdout).toMatch(/^\[1\/6\] /m);
     expect(run.stdout).toMatch(/^\[6\/6\] /m);
     expect(run.stdout).not.toContain('\u001b[');
     expect(run.stdout).toMatch(/^STATUS\s+NAME\s+VERSION\s+FOLDER\s+REASON$/m);
-    expect(row(run.stdout, '.claude/skills/cli-alpha')?.slice(0, 3)).toEqual([
+    expect(summaryRow(run.stdout, '.claude/skills/cli-alpha')?.slice(0, 3)).toEqual([
       'published',
       'cli-alpha',
       '1.0.0',
     ]);
-    expect(row(run.stdout, '.agents/skills/cli-gamma')?.slice(0, 3)).toEqual([
+    expect(summaryRow(run.stdout, '.agents/skills/cli-gamma')?.slice(0, 3)).toEqual([
       'published',
       'cli-gamma',
       '1.0.0',
     ]);
-    expect(row(run.stdout, 'tools/deeply/nested/cli-delta')?.slice(0, 3)).toEqual([
+    expect(summaryRow(run.stdout, 'tools/deeply/nested/cli-delta')?.slice(0, 3)).toEqual([
       'published',
       'cli-delta',
       '1.0.0',
     ]);
     // cli-beta is reached first through .claude/skills/beta-link and only once.
-    expect(row(run.stdout, '.claude/skills/beta-link')?.slice(0, 3)).toEqual([
+    expect(summaryRow(run.stdout, '.claude/skills/beta-link')?.slice(0, 3)).toEqual([
       'unchanged',
       'cli-beta',
       '1.0.0',
     ]);
-    expect(row(run.stdout, 'skills/cli-beta')).toBeUndefined();
-    const bad = row(run.stdout, 'skills/bad');
+    expect(summaryRow(run.stdout, 'skills/cli-beta')).toBeUndefined();
+    const bad = summaryRow(run.stdout, 'skills/bad');
     expect(bad?.[0]).toBe('refused');
     expect(bad?.[4]).toMatch(/name 'Bad Name' .*try 'bad-name'/);
-    const leaky = row(run.stdout, 'skills/leaky');
+    const leaky = summaryRow(run.stdout, 'skills/leaky');
     expect(leaky?.slice(0, 2)).toEqual(['refused', '-']);
     expect(leaky?.[4]).toMatch(/symbolic link 'secret\.txt' points outside the skill folder/);
     expect(run.stdout).toContain('3 published, 1 unchanged, 2 refused');
@@ -344,7 +327,7 @@ describe('skillreg CLI (subprocess, live service)', { timeout: 120_000 }, () => 
 
   it('a second sync changes nothing: everything unchanged, no new versions', async () => {
     const run = await cli(['sync', repo], { SKILLREG_TOKEN: tokens.publish });
-    expect(run.code, show(run)).toBe(1);
+    expect(run.code, showRun(run)).toBe(1);
     expect(run.stdout).toContain('0 published, 4 unchanged, 2 refused');
     for (const name of ['cli-alpha', 'cli-beta', 'cli-gamma', 'cli-delta']) {
       expect(await versionsOf(name), name).toEqual(['1.0.0']);
@@ -362,18 +345,18 @@ describe('skillreg CLI (subprocess, live service)', { timeout: 120_000 }, () => 
       skill('cli-epsilon', 'Epsilon: new.', 'metadata:\n  version: "3.1.0"\n'),
     );
     const run = await cli(['sync', repo, '--dry-run'], { SKILLREG_TOKEN: tokens.read });
-    expect(run.code, show(run)).toBe(1);
-    expect(row(run.stdout, '.claude/skills/beta-link')?.slice(0, 3)).toEqual([
+    expect(run.code, showRun(run)).toBe(1);
+    expect(summaryRow(run.stdout, '.claude/skills/beta-link')?.slice(0, 3)).toEqual([
       'would publish',
       'cli-beta',
       '1.0.1',
     ]);
-    expect(row(run.stdout, 'skills/cli-epsilon')?.slice(0, 3)).toEqual([
+    expect(summaryRow(run.stdout, 'skills/cli-epsilon')?.slice(0, 3)).toEqual([
       'would publish',
       'cli-epsilon',
       '3.1.0',
     ]);
-    expect(row(run.stdout, '.claude/skills/cli-alpha')?.slice(0, 3)).toEqual([
+    expect(summaryRow(run.stdout, '.claude/skills/cli-alpha')?.slice(0, 3)).toEqual([
       'unchanged',
       'cli-alpha',
       '1.0.0',
@@ -387,7 +370,7 @@ describe('skillreg CLI (subprocess, live service)', { timeout: 120_000 }, () => 
     await rm(path.join(repo, 'skills/bad'), { recursive: true });
     await rm(path.join(repo, 'skills/leaky'), { recursive: true });
     const run = await cli(['sync', repo], { SKILLREG_TOKEN: tokens.publish });
-    expect(run.code, show(run)).toBe(0);
+    expect(run.code, showRun(run)).toBe(0);
     expect(run.stdout).toContain('2 published, 3 unchanged, 0 refused');
     expect(await versionsOf('cli-beta')).toEqual(['1.0.1', '1.0.0']);
     expect(await versionsOf('cli-epsilon')).toEqual(['3.1.0']);
@@ -401,9 +384,9 @@ describe('skillreg CLI (subprocess, live service)', { timeout: 120_000 }, () => 
   });
 
   it('pull restores every byte and the executable bit, verifying the digest; refuses a non-empty target', async () => {
-    const target = path.join(work, 'pulled/cli-beta');
+    const target = path.join(ctx.work, 'pulled/cli-beta');
     const pulled = await cli(['pull', 'cli-beta', target]);
-    expect(pulled.code, show(pulled)).toBe(0);
+    expect(pulled.code, showRun(pulled)).toBe(0);
     expect(pulled.stdout).toMatch(/pulled cli-beta@1\.0\.1 \(6 files, sha256:[0-9a-f]{64}\)/);
     expectSameTree(await snapshot(target), await snapshot(path.join(repo, 'skills/cli-beta')));
     expect((await snapshot(target)).get('scripts/run.sh')?.executable).toBe(true);
@@ -411,18 +394,18 @@ describe('skillreg CLI (subprocess, live service)', { timeout: 120_000 }, () => 
 
     const [refused, older] = await Promise.all([
       cli(['pull', 'cli-beta', target]),
-      cli(['pull', 'cli-beta', path.join(work, 'pulled/old'), '--version', '1.0.0']),
+      cli(['pull', 'cli-beta', path.join(ctx.work, 'pulled/old'), '--version', '1.0.0']),
     ]);
-    expect(refused.code, show(refused)).toBe(1);
+    expect(refused.code, showRun(refused)).toBe(1);
     expect(refused.stderr).toMatch(/exists and is not empty; pass --force/);
-    expect(older.code, show(older)).toBe(0);
-    expectSameTree(await snapshot(path.join(work, 'pulled/old')), original);
+    expect(older.code, showRun(older)).toBe(0);
+    expectSameTree(await snapshot(path.join(ctx.work, 'pulled/old')), original);
 
     const forced = await cli(['pull', 'cli-beta', target, '--version', '1.0.0', '--force']);
-    expect(forced.code, show(forced)).toBe(0);
+    expect(forced.code, showRun(forced)).toBe(0);
     expectSameTree(await snapshot(target), original);
 
-    const missing = await cli(['pull', 'cli-no-such-skill', path.join(work, 'pulled/none')]);
+    const missing = await cli(['pull', 'cli-no-such-skill', path.join(ctx.work, 'pulled/none')]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/404 .*cli-no-such-skill/);
   });
@@ -459,11 +442,11 @@ describe('skillreg CLI (subprocess, live service)', { timeout: 120_000 }, () => 
         await client.end();
       };
     } else {
-      databaseEnv = { SKILLREG_DATA_DIR: path.join(work, 'pglite-data') };
+      databaseEnv = { SKILLREG_DATA_DIR: path.join(ctx.work, 'pglite-data') };
     }
     try {
       const migrate = await cli(['migrate'], databaseEnv);
-      expect(migrate.code, show(migrate)).toBe(0);
+      expect(migrate.code, showRun(migrate)).toBe(0);
       if (serverUrl) {
         expect(migrate.stdout).toContain('migrations applied (postgres)');
         const client = new pg.Client({ connectionString: databaseEnv.DATABASE_URL });
@@ -479,8 +462,8 @@ describe('skillreg CLI (subprocess, live service)', { timeout: 120_000 }, () => 
       }
 
       // `serve` is `npm start`: it keeps running, answers, and stops cleanly on SIGTERM.
-      const child = spawn(process.execPath, [BIN, 'serve'], {
-        cwd: work,
+      const child = spawn(process.execPath, [SKILLREG_BIN, 'serve'], {
+        cwd: ctx.work,
         env: {
           ...baseEnv(),
           ...databaseEnv,

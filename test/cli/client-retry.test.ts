@@ -14,6 +14,7 @@ import {
 import { files, skillMd, uniqueName } from '../helpers/bundles.js';
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/context.js';
 import { type FlakyProxy, startFlakyProxy } from '../helpers/flaky-proxy.js';
+import { listening } from '../helpers/http.js';
 
 // The client retries what the registry refuses for now (429, 503) and connections that fail, honouring
 // Retry-After, with a bounded number of attempts and a bounded total wait; everything else fails at once.
@@ -24,16 +25,9 @@ let ctx: TestApp;
 let upstream: string;
 let proxy: FlakyProxy;
 
-async function listen(app: TestApp['app']): Promise<string> {
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  if (!address || typeof address === 'string') throw new Error('no TCP address');
-  return `http://127.0.0.1:${address.port}`;
-}
-
 beforeAll(async () => {
   ctx = await createTestApp();
-  upstream = await listen(ctx.app);
+  upstream = await listening(ctx.app);
   proxy = await startFlakyProxy(upstream);
 });
 afterAll(async () => {
@@ -320,7 +314,7 @@ describe("against the service's own write rate limit", () => {
       SKILLREG_RATE_LIMIT_WRITES: '2',
       SKILLREG_RATE_LIMIT_WINDOW_SECONDS: '1',
     });
-    url = await listen(limited.app);
+    url = await listening(limited.app);
   });
   afterAll(async () => limited?.close());
 

@@ -17,6 +17,7 @@ import {
 } from '../../src/client/index.js';
 import { files, skillMd, uniqueName } from '../helpers/bundles.js';
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/context.js';
+import { listening } from '../helpers/http.js';
 
 interface Call {
   method: string;
@@ -146,10 +147,7 @@ let openapi: OpenApiDocument;
 
 beforeAll(async () => {
   ctx = await createTestApp();
-  await ctx.app.listen({ port: 0, host: '127.0.0.1' });
-  const address = ctx.app.server.address();
-  if (!address || typeof address === 'string') throw new Error('no TCP address');
-  url = `http://127.0.0.1:${address.port}`;
+  url = await listening(ctx.app);
   openapi = (await (await fetch(`${url}/openapi.json`)).json()) as OpenApiDocument;
 });
 afterAll(async () => ctx?.close());

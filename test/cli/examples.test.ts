@@ -12,6 +12,7 @@ import { runAgent as runOpenAiAgent } from '../../examples/openai-agent.js';
 import { runSkillTool } from '../../examples/registry-tools.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { createTestApp, type TestApp } from '../helpers/context.js';
+import { listening } from '../helpers/http.js';
 
 interface RecordedRequest {
   method: string;
@@ -147,8 +148,7 @@ beforeAll(async () => {
     }),
   );
   expect(res.statusCode).toBe(201);
-  await ctx.app.listen({ port: 0, host: '127.0.0.1' });
-  registryUrl = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
+  registryUrl = await listening(ctx.app);
 });
 afterAll(async () => ctx?.close());
 

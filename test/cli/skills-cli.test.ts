@@ -1,18 +1,15 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { buildApp } from '../../src/app.js';
 import { readArchive } from '../../src/bundle/archive-read.js';
 import { type BundleFile, DEFAULT_LIMITS } from '../../src/bundle/types.js';
-import type { Database } from '../../src/db/client.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
-import { ADMIN_TOKEN, createTestDatabase, type TestDatabase, testConfig } from '../helpers/context.js';
+import { ADMIN_TOKEN } from '../helpers/context.js';
+import { type LiveApp, liveApp } from '../helpers/live-app.js';
 
 /**
  * End to end with the public `skills` CLI (npm `skills`, needs Node >= 22): the real service listens
@@ -32,36 +29,18 @@ if (!enabled) {
 
 const execFileAsync = promisify(execFile);
 
-let testDatabase: TestDatabase;
-let database: Database;
-let app: FastifyInstance;
-let registryUrl: string;
-let scratch: string;
+let ctx: LiveApp;
 
 beforeAll(async () => {
-  if (!enabled) return;
-  testDatabase = await createTestDatabase();
-  database = await testDatabase.open();
-  app = await buildApp({ config: testConfig(), database, logger: false });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  if (address === null || typeof address === 'string') throw new Error('no TCP address');
-  registryUrl = `http://127.0.0.1:${address.port}`;
-  scratch = await mkdtemp(path.join(tmpdir(), 'skillreg-skills-cli-'));
+  if (enabled) ctx = await liveApp('skillreg-skills-cli-');
 });
 
-afterAll(async () => {
-  if (!enabled) return;
-  await app?.close();
-  await database?.close();
-  await testDatabase?.drop();
-  if (scratch) await rm(scratch, { recursive: true, force: true });
-});
+afterAll(() => ctx?.close());
 
 /** Runs the CLI in its own empty HOME and working directory, offline apart from the registry. */
 async function skillsAdd(source: string, name: string): Promise<{ cwd: string; output: string }> {
-  const home = await mkdtemp(path.join(scratch, 'home-'));
-  const cwd = await mkdtemp(path.join(scratch, 'project-'));
+  const home = await mkdtemp(path.join(ctx.work, 'home-'));
+  const cwd = await mkdtemp(path.join(ctx.work, 'project-'));
   const args = [cliBin, 'add', source, '--skill', name, '-a', 'claude-code', '-y', '--copy'];
   try {
     const { stdout, stderr } = await execFileAsync(cliNode, args, {
@@ -74,7 +53,7 @@ async function skillsAdd(source: string, name: string): Promise<{ cwd: string; o
         HOME: home,
         XDG_CONFIG_HOME: path.join(home, '.config'),
         XDG_STATE_HOME: path.join(home, '.state'),
-        TMPDIR: scratch,
+        TMPDIR: ctx.work,
         DISABLE_TELEMETRY: '1',
         DO_NOT_TRACK: '1',
         NO_COLOR: '1',
@@ -130,16 +109,16 @@ describe.skipIf(!enabled)('npx skills add <registry-url> (public skills CLI)', (
   it('installs a published skill with nested, executable, binary and unicode files byte for byte', async () => {
     const name = uniqueName('cli-demo');
     const bundle = demoBundle(name);
-    const res = await publish(app, bundle);
+    const res = await publish(ctx.app, bundle);
     expect(res.statusCode, res.body).toBe(201);
     // Another skill in the index: --skill must pick ours, and the other must not get in the way.
     const other = await publish(
-      app,
+      ctx.app,
       files({ 'SKILL.md': skillMd({ name: uniqueName('cli-other'), description: 'Another.' }) }),
     );
     expect(other.statusCode, other.body).toBe(201);
 
-    const { cwd, output } = await skillsAdd(registryUrl, name);
+    const { cwd, output } = await skillsAdd(ctx.url, name);
     const installed = path.join(cwd, '.claude', 'skills', name);
     // The CLI writes files with default permissions: the executable bit does not survive the install.
     expect(await folderContents(installed), output).toEqual(bundleContents(bundle));
@@ -149,10 +128,10 @@ describe.skipIf(!enabled)('npx skills add <registry-url> (public skills CLI)', (
   it('installs from the per-skill index, downloading only that skill', async () => {
     const name = uniqueName('cli-scoped');
     const bundle = demoBundle(name);
-    const res = await publish(app, bundle);
+    const res = await publish(ctx.app, bundle);
     expect(res.statusCode, res.body).toBe(201);
 
-    const { cwd, output } = await skillsAdd(`${registryUrl}/skills/${name}`, name);
+    const { cwd, output } = await skillsAdd(`${ctx.url}/skills/${name}`, name);
     expect(output).toMatch(/Found 1 skill\b/);
     expect(await folderContents(path.join(cwd, '.claude', 'skills', name)), output).toEqual(
       bundleContents(bundle),
@@ -167,10 +146,10 @@ describe.skipIf(!enabled)('npx skills add <registry-url> (public skills CLI)', (
       'SKILL.md': skillMd({ name, description: 'The org version.', body: '# org\n' }),
     });
     const teamBundle = demoBundle(name);
-    expect((await publish(app, orgBundle, { query: `namespace=${org}` })).statusCode).toBe(201);
-    expect((await publish(app, teamBundle, { query: `namespace=${team}` })).statusCode).toBe(201);
+    expect((await publish(ctx.app, orgBundle, { query: `namespace=${org}` })).statusCode).toBe(201);
+    expect((await publish(ctx.app, teamBundle, { query: `namespace=${team}` })).statusCode).toBe(201);
     const view = uniqueName('cli-view');
-    const put = await app.inject({
+    const put = await ctx.app.inject({
       method: 'PUT',
       url: `/views/${view}`,
       headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
@@ -178,7 +157,7 @@ describe.skipIf(!enabled)('npx skills add <registry-url> (public skills CLI)', (
     });
     expect(put.statusCode, put.body).toBe(201);
 
-    const { cwd, output } = await skillsAdd(`${registryUrl}/views/${view}`, name);
+    const { cwd, output } = await skillsAdd(`${ctx.url}/views/${view}`, name);
     expect(await folderContents(path.join(cwd, '.claude', 'skills', name)), output).toEqual(
       bundleContents(teamBundle),
     );
@@ -193,15 +172,15 @@ describe.skipIf(!enabled)('npx skills add <registry-url> (public skills CLI)', (
     const bareMd = '# Bare\n\nFormats invoices as tables.\n\nNo frontmatter at all.\n';
     const halfMd = `---\nname: ${half}\nlicense: MIT\n---\n# Half\n\nChecks invoice totals.\n`;
     const published = [
-      publish(app, demoBundle(full), { query: `namespace=${base}` }),
-      publish(app, files({ 'SKILL.md': bareMd, 'notes.md': '# Notes\n' }), {
+      publish(ctx.app, demoBundle(full), { query: `namespace=${base}` }),
+      publish(ctx.app, files({ 'SKILL.md': bareMd, 'notes.md': '# Notes\n' }), {
         query: `namespace=${team}&name=${bare}`,
       }),
-      publish(app, files({ 'SKILL.md': halfMd }), { query: `namespace=${team}` }),
+      publish(ctx.app, files({ 'SKILL.md': halfMd }), { query: `namespace=${team}` }),
     ];
     for (const res of await Promise.all(published)) expect(res.statusCode, res.body).toBe(201);
     const view = uniqueName('cli-fallback-view');
-    const put = await app.inject({
+    const put = await ctx.app.inject({
       method: 'PUT',
       url: `/views/${view}`,
       headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
@@ -209,7 +188,7 @@ describe.skipIf(!enabled)('npx skills add <registry-url> (public skills CLI)', (
     });
     expect(put.statusCode, put.body).toBe(201);
 
-    const viewUrl = `${registryUrl}/views/${view}`;
+    const viewUrl = `${ctx.url}/views/${view}`;
     const index = (await (await fetch(`${viewUrl}/.well-known/agent-skills/index.json`)).json()) as {
       skills: { name: string; description: string; url: string; digest: string }[];
     };
@@ -241,9 +220,9 @@ describe.skipIf(!enabled)('npx skills add <registry-url> (public skills CLI)', (
         body: `# ${name}\n\nMatch each ledger line to a statement line.\n`,
       }),
     );
-    expect((await publish(app, bundle, { query: `namespace=${team}` })).statusCode).toBe(201);
+    expect((await publish(ctx.app, bundle, { query: `namespace=${team}` })).statusCode).toBe(201);
     const view = uniqueName('cli-find-view');
-    const put = await app.inject({
+    const put = await ctx.app.inject({
       method: 'PUT',
       url: `/views/${view}`,
       headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
@@ -251,7 +230,7 @@ describe.skipIf(!enabled)('npx skills add <registry-url> (public skills CLI)', (
     });
     expect(put.statusCode, put.body).toBe(201);
 
-    const home = await mkdtemp(path.join(scratch, 'home-'));
+    const home = await mkdtemp(path.join(ctx.work, 'home-'));
     const { stdout } = await execFileAsync(
       cliNode,
       [cliBin, 'find', 'reconcile my ledger exports with the bank'],
@@ -261,8 +240,8 @@ describe.skipIf(!enabled)('npx skills add <registry-url> (public skills CLI)', (
         env: {
           PATH: process.env.PATH ?? '/usr/bin:/bin',
           HOME: home,
-          TMPDIR: scratch,
-          SKILLS_API_URL: `${registryUrl}/views/${view}`,
+          TMPDIR: ctx.work,
+          SKILLS_API_URL: `${ctx.url}/views/${view}`,
           DISABLE_TELEMETRY: '1',
           DO_NOT_TRACK: '1',
           NO_COLOR: '1',
@@ -270,7 +249,7 @@ describe.skipIf(!enabled)('npx skills add <registry-url> (public skills CLI)', (
       },
     );
     const printed = stdout.replace(/\x1b\[[0-9;]*m/g, '');
-    const source = `${registryUrl}/views/${view}/skills/${name}@${name}`;
+    const source = `${ctx.url}/views/${view}/skills/${name}@${name}`;
     expect(printed).toContain(source);
 
     const { cwd, output } = await skillsAdd(source, name);

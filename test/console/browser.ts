@@ -35,6 +35,31 @@ export async function freshPage(
   return { page: await context.newPage(), context };
 }
 
+/**
+ * A suite's Chromium: each page in a context of its own (freshPage); close() closes the contexts still
+ * open, then the browser.
+ */
+export class ConsoleBrowser {
+  readonly #contexts: BrowserContext[] = [];
+
+  private constructor(private readonly browser: Browser) {}
+
+  static async launch(): Promise<ConsoleBrowser> {
+    return new ConsoleBrowser(await launchChromium());
+  }
+
+  async open(viewport?: { width: number; height: number }): Promise<Page> {
+    const { page, context } = await freshPage(this.browser, viewport);
+    this.#contexts.push(context);
+    return page;
+  }
+
+  async close(): Promise<void> {
+    for (const context of this.#contexts) await context.close().catch(() => {});
+    await this.browser.close();
+  }
+}
+
 export async function signIn(page: Page, token = ADMIN_TOKEN): Promise<void> {
   await page.getByRole('form', { name: 'Sign in' }).getByLabel('Token').fill(token);
   await page.getByRole('button', { name: 'Sign in' }).click();

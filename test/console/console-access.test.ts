@@ -1,13 +1,11 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/context.js';
 import { listening } from '../helpers/http.js';
 import {
   axeViolations,
+  ConsoleBrowser,
   chromiumInstalled as enabled,
-  freshPage,
-  launchChromium,
   shot,
   signIn,
   watchFailures,
@@ -20,8 +18,7 @@ let closed: TestApp;
 let closedBase: string;
 let open: TestApp;
 let openBase: string;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
+let chromium: ConsoleBrowser;
 
 const skillName = uniqueName('console-private');
 let reader: { name: string; secret: string; id: string };
@@ -53,25 +50,18 @@ beforeAll(async () => {
   });
   expect((await publish(closed.app, bundle)).statusCode).toBe(201);
   reader = await createToken(closed, { name: uniqueName('console-reader'), scopes: ['read'] });
-  browser = await launchChromium();
+  chromium = await ConsoleBrowser.launch();
 }, 120_000);
 
 afterAll(async () => {
-  for (const context of contexts) await context.close().catch(() => {});
-  await browser?.close();
+  await chromium?.close();
   await closed?.close();
   await open?.close();
 });
 
-async function openPage(): Promise<Page> {
-  const opened = await freshPage(browser);
-  contexts.push(opened.context);
-  return opened.page;
-}
-
 describe.skipIf(!enabled)('signing in and pages that need a token (Chromium)', () => {
   it('refuses a bogus token at sign-in, saying why, and keeps nothing', async () => {
-    const page = await openPage();
+    const page = await chromium.open();
     await page.goto(`${openBase}/ui`);
     await page.getByRole('form', { name: 'Sign in' }).getByLabel('Token').fill('skr_bogus-token-0123456789');
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -91,7 +81,7 @@ describe.skipIf(!enabled)('signing in and pages that need a token (Chromium)', (
   }, 60_000);
 
   it('tells an anonymous or under-scoped reader what token a page needs, without failing requests', async () => {
-    const page = await openPage();
+    const page = await chromium.open();
     const failures = watchFailures(page);
     for (const [route, says] of [
       ['/ui/tokens', 'Sign in with an admin token to see tokens (top right).'],
@@ -131,7 +121,7 @@ describe.skipIf(!enabled)('signing in and pages that need a token (Chromium)', (
   }, 60_000);
 
   it('with SKILLREG_READ_AUTH=true says the catalogue needs a token, then reads it signed in', async () => {
-    const page = await openPage();
+    const page = await chromium.open();
     const failures = watchFailures(page);
     for (const route of ['/ui', `/ui/skills/${skillName}`, '/ui/usage', '/ui/namespaces']) {
       await page.goto(`${closedBase}${route}`);

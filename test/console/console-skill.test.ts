@@ -1,13 +1,11 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/context.js';
 import { listening } from '../helpers/http.js';
 import {
   axeViolations,
+  ConsoleBrowser,
   chromiumInstalled as enabled,
-  freshPage,
-  launchChromium,
   shot,
   sidewaysOverflow,
   signIn,
@@ -18,8 +16,7 @@ import {
 
 let ctx: TestApp;
 let base: string;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
+let chromium: ConsoleBrowser;
 
 /** The machine running the tests may be busy: answers are waited for this long. */
 const SLOW = { timeout: 15_000 };
@@ -117,24 +114,17 @@ beforeAll(async () => {
     });
     expect((await publish(ctx.app, bundle, { query: `namespace=${many}` })).statusCode).toBe(201);
   }
-  browser = await launchChromium();
+  chromium = await ConsoleBrowser.launch();
 }, 180_000);
 
 afterAll(async () => {
-  for (const context of contexts) await context.close().catch(() => {});
-  await browser?.close();
+  await chromium?.close();
   await ctx?.close();
 });
 
-async function openPage(viewport?: { width: number; height: number }): Promise<Page> {
-  const opened = await freshPage(browser, viewport);
-  contexts.push(opened.context);
-  return opened.page;
-}
-
 describe.skipIf(!enabled)('skill page and search (Chromium)', () => {
   it('relative links in SKILL.md open that file in the console, in this tab, still signed in', async () => {
-    const page = await openPage();
+    const page = await chromium.open();
     await page.goto(`${base}/ui/skills/${linked}`);
     await signIn(page);
     const markdown = page.getByRole('document', { name: 'SKILL.md', exact: true });
@@ -202,7 +192,7 @@ describe.skipIf(!enabled)('skill page and search (Chromium)', () => {
   });
 
   it('shows how to install or use the skill from the root, a namespace and a view', async () => {
-    const page = await openPage();
+    const page = await chromium.open();
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     const marketplaceServed = (await ctx.app.inject({ url: '/marketplace.json' })).statusCode === 200;
     for (const [query, prefix, flag] of [
@@ -253,7 +243,7 @@ describe.skipIf(!enabled)('skill page and search (Chromium)', () => {
       [1280, 900],
       [390, 844],
     ] as const) {
-      const page = await openPage({ width, height });
+      const page = await chromium.open({ width, height });
       for (const name of [wide, linked]) {
         await page.goto(`${base}/ui/skills/${name}`);
         const table = page.locator('.markdown table').first();
@@ -284,7 +274,7 @@ describe.skipIf(!enabled)('skill page and search (Chromium)', () => {
   }, 120_000);
 
   it("search says how many skills matched and why; without a query, the catalogue's own count", async () => {
-    const page = await openPage();
+    const page = await chromium.open();
     await page.goto(`${base}/ui?ns=${many}`);
     const count = page.locator('p.count');
     // Without a query: the namespace's count from GET /namespaces, not the page's length.

@@ -1,13 +1,12 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/context.js';
 import { listening } from '../helpers/http.js';
 import {
   axeViolations,
+  ConsoleBrowser,
   chromiumInstalled as enabled,
-  freshPage,
-  launchChromium,
   shot,
   sidewaysOverflow,
   signIn,
@@ -16,8 +15,7 @@ import {
 
 let ctx: TestApp;
 let base: string;
-let browser: Browser;
-let context: BrowserContext;
+let chromium: ConsoleBrowser;
 
 const skillName = uniqueName('console-demo');
 const bareName = uniqueName('console-bare');
@@ -53,19 +51,13 @@ beforeAll(async () => {
       })
     ).statusCode,
   ).toBe(201);
-  browser = await launchChromium();
+  chromium = await ConsoleBrowser.launch();
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
+  await chromium?.close();
   await ctx?.close();
 });
-
-async function openPage(viewport?: { width: number; height: number }): Promise<Page> {
-  const opened = await freshPage(browser, viewport);
-  context = opened.context;
-  return opened.page;
-}
 
 /** Fills in the skill page's tag control and submits it. */
 async function moveTag(page: Page, tag: string, version: string) {
@@ -100,7 +92,7 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
   });
 
   it('catalogue: lists skills, searches as you type, filters by scan verdict, opens a skill', async () => {
-    const page = await openPage();
+    const page = await chromium.open();
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
     await page.goto(`${base}/ui`);
@@ -116,13 +108,13 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
     await page.getByRole('heading', { level: 1, name: skillName }).waitFor();
     expect(new URL(page.url()).pathname).toBe(`/ui/skills/${skillName}`);
     expect(errors).toEqual([]);
-    await context.close();
+    await page.context().close();
   });
 
   it('skill page: rendered SKILL.md, frontmatter, file viewer with highlighting, diff, attestation, usage', async () => {
     // Some use to chart.
     for (let i = 0; i < 3; i++) await ctx.app.inject({ url: `/skills/${skillName}/content` });
-    const page = await openPage();
+    const page = await chromium.open();
     await page.goto(`${base}/ui/skills/${skillName}`);
     await page.locator('.markdown h1', { hasText: 'Slide decks from CSVs' }).waitFor();
     await expect.poll(() => page.locator('dl.frontmatter dt').allTextContents()).toContain('description');
@@ -146,11 +138,11 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
     await expect.poll(() => page.locator('.chart rect.bar').count()).toBe(30);
     expect(await page.locator('.chart figcaption').textContent()).toContain('3 loads');
     await shot(page, 'skill');
-    await context.close();
+    await page.context().close();
   });
 
   it('moves a dist-tag through the UI once signed in, and says up front why it cannot before', async () => {
-    const page = await openPage();
+    const page = await chromium.open();
     const failures = watchFailures(page);
     await page.goto(`${base}/ui/skills/${skillName}`);
     await page
@@ -170,13 +162,13 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
     // The token stays in this tab's session: never in the URL, localStorage or a cookie.
     expect(page.url()).not.toContain(ADMIN_TOKEN);
     expect(await page.evaluate(() => JSON.stringify(localStorage))).not.toContain(ADMIN_TOKEN);
-    expect((await context.cookies()).length).toBe(0);
+    expect((await page.context().cookies()).length).toBe(0);
     expect(await page.evaluate(() => sessionStorage.length)).toBe(1);
-    await context.close();
+    await page.context().close();
   });
 
   it('creates a token (secret shown once) and revokes it through the UI', async () => {
-    const page = await openPage();
+    const page = await chromium.open();
     page.on('dialog', (dialog) => void dialog.accept());
     await page.goto(`${base}/ui/tokens`);
     await signIn(page);
@@ -200,7 +192,7 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
     await page.getByText(`token ${name} revoked`).waitFor();
     const after = await ctx.app.inject({ url: '/tokens', headers: { authorization: `Bearer ${secret}` } });
     expect(after.statusCode).toBe(401);
-    await context.close();
+    await page.context().close();
   });
 
   it('renders a skill body that tries XSS every way as inert text', async () => {
@@ -235,7 +227,7 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
       }),
     );
     expect([201, 200]).toContain(res.statusCode);
-    const page = await openPage();
+    const page = await chromium.open();
     const violations: string[] = [];
     page.on('console', (message) => {
       if (message.type() === 'error') violations.push(message.text());
@@ -256,7 +248,7 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
     await page.getByRole('link', { name: 'page.html' }).click();
     await page.locator('.viewer pre code').waitFor();
     await page.waitForTimeout(300);
-    const pages = context.pages();
+    const pages = page.context().pages();
     const state = await pages[0]!.evaluate(() => {
       const markdown = document.querySelector('.markdown')!;
       const attributes = [...markdown.querySelectorAll('*')].flatMap((element) =>
@@ -304,7 +296,7 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
       '<script>window.__xss = "file"</script>',
     );
     await shot(page, 'xss');
-    await context.close();
+    await page.context().close();
   });
 
   it('namespaces and views: lists them and edits a view through the UI', async () => {
@@ -320,7 +312,7 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
       );
       expect(res.statusCode).toBe(201);
     }
-    const page = await openPage();
+    const page = await chromium.open();
     await page.goto(`${base}/ui/namespaces`);
     await signIn(page);
     await page.getByRole('link', { name: org }).waitFor();
@@ -338,7 +330,7 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
     await page.getByText(`view ${view} saved: ${team}`).waitFor();
     expect((await ctx.app.inject({ url: `/views/${view}` })).json().layers).toEqual([team]);
     await shot(page, 'namespaces');
-    await context.close();
+    await page.context().close();
   });
 
   it('audit log, quarantine review and usage pages', async () => {
@@ -356,7 +348,7 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
       }),
     );
     expect(res.statusCode, res.body).toBe(422);
-    const page = await openPage();
+    const page = await chromium.open();
     await page.goto(`${base}/ui/quarantine`);
     await signIn(page);
     const card = page.getByRole('article', { name: `default/${blocked}@1.0.0` });
@@ -380,13 +372,13 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
     await page.locator('tbody tr', { hasText: skillName }).waitFor();
     await expect.poll(() => page.locator('ul.columns li').allTextContents()).toContain(bareName);
     await shot(page, 'usage');
-    await context.close();
+    await page.context().close();
   });
 
   it('is keyboard navigable, readable at phone width and has no serious axe-core violations', {
     timeout: 120_000,
   }, async () => {
-    const page = await openPage();
+    const page = await chromium.open();
     await page.goto(`${base}/ui`);
     await page.getByRole('link', { name: skillName }).waitFor();
     await page.keyboard.press('Tab');
@@ -418,9 +410,9 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
       if (found.length > 0) failures[route] = found;
     }
     expect(failures).toEqual({});
-    await context.close();
+    await page.context().close();
 
-    const phone = await openPage({ width: 390, height: 844 });
+    const phone = await chromium.open({ width: 390, height: 844 });
     for (const [route, name] of [
       ['/ui', 'phone-catalogue'],
       [`/ui/skills/${skillName}`, 'phone-skill'],
@@ -431,6 +423,6 @@ describe.skipIf(!enabled)('web console (Chromium)', () => {
       expect(await sidewaysOverflow(phone), route).toBeLessThanOrEqual(0);
       await shot(phone, name);
     }
-    await context.close();
+    await phone.context().close();
   });
 });

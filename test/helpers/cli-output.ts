@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { runCli } from '../../src/cli/main.js';
 import type { Output } from '../../src/cli/output.js';
@@ -42,6 +43,11 @@ export interface CliRun {
 
 export const SKILLREG_BIN = fileURLToPath(new URL('../../bin/skillreg.js', import.meta.url));
 
+/** package.json's version, read here rather than through the code under test: what `skillreg -V` prints. */
+export const PACKAGE_VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
 /**
  * The environment of a run of the real binary: this process's, without any registry or database
  * setting, in CI mode (plain lines), pointed at `url` with `token`.
@@ -80,16 +86,43 @@ export function runSkillreg(
     if (value === undefined) delete env[key];
     else env[key] = value;
   }
+  const child = spawn(process.execPath, [SKILLREG_BIN, ...args], { cwd: options.cwd, env });
+  if (options.closeStdout) child.stdout.destroy();
+  return outputOf(child);
+}
+
+/**
+ * What a spawned process prints on stdout and stderr until it ends, and its exit code. Given
+ * `timeoutMs`, a process still running then is killed (its code is then null).
+ */
+export function outputOf(child: ChildProcess, timeoutMs?: number): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SKILLREG_BIN, ...args], { cwd: options.cwd, env });
     let stdout = '';
     let stderr = '';
-    if (options.closeStdout) child.stdout.destroy();
-    else child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const timer = timeoutMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
   });
+}
+
+/** The row of `sync`'s summary table for a folder: its cells (status, name, version, folder, reason). */
+export function summaryRow(output: string, folder: string): string[] | undefined {
+  return output
+    .split('\n')
+    .map((line) => line.split(/ {2,}/))
+    .find((cells) => cells[3] === folder);
 }
 
 /** A run, for an assertion's message. */

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { type Config, loadConfig } from '../../src/config.js';
+import { type Config, ConfigError, loadConfig } from '../../src/config.js';
 import { type Database, openDatabase } from '../../src/db/client.js';
 import { withDatabase } from './global-setup.js';
 
@@ -63,11 +63,27 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** The problems loadConfig() reports for `env`, which it must refuse. */
+export function configProblems(env: Record<string, string | undefined>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).problems;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+/** An instance of the service on `database`: another replica, or the same registry configured otherwise. */
+export function appOn(database: Database, env: Record<string, string> = {}): Promise<FastifyInstance> {
+  return buildApp({ config: testConfig(env), database, logger: false });
+}
+
 /** The real service on this file's own database, driven through app.inject. */
 export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const testDatabase = await createTestDatabase();
   const database = await testDatabase.open();
-  const app = await buildApp({ config: testConfig(env), database, logger: false });
+  const app = await appOn(database, env);
   return {
     app,
     database,
@@ -81,3 +97,8 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
 }
 
 export const adminAuth = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+/** PUT /views/{view} with `layers` (top first), as the admin. */
+export function putView(app: FastifyInstance, view: string, layers: string[]) {
+  return app.inject({ method: 'PUT', url: `/views/${view}`, headers: adminAuth, payload: { layers } });
+}

@@ -11,9 +11,9 @@ export interface PromptJson {
   searchFirst: boolean;
 }
 
-/** GET /prompt?format=json&<query>, which must answer 200. */
-export async function promptJsonOf(app: FastifyInstance, query: string): Promise<PromptJson> {
-  const res = await app.inject(`/prompt?format=json&${query}`);
+/** GET <mount>/prompt?format=json&<query>, which must answer 200. */
+export async function promptJsonOf(app: FastifyInstance, query: string, mount = ''): Promise<PromptJson> {
+  const res = await app.inject(`${mount}/prompt?format=json${query ? `&${query}` : ''}`);
   expect(res.statusCode, res.body).toBe(200);
   return res.json();
 }

@@ -1,5 +1,4 @@
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -9,6 +8,7 @@ import { buildApp, loggerOptions } from '../../src/app.js';
 import type { Scope } from '../../src/storage/tokens-repository.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { adminAuth, createTestDatabase, type TestDatabase, testConfig } from '../helpers/context.js';
+import { sha256Hex } from '../helpers/hashing.js';
 import { REPO_ROOT } from '../helpers/server-process.js';
 
 // Secrets in request logs (admin token, created tokens) are covered by auth.test.ts; this file checks
@@ -119,7 +119,7 @@ describe('security events (warn, with the request id, never a secret)', () => {
   const eventsOf = (reqId: string, event: string) => linesOf(reqId).filter((line) => line.event === event);
   /** The whole log so far, as written. */
   const logText = () => JSON.stringify(lines);
-  const fingerprint = (secret: string) => createHash('sha256').update(secret).digest('hex').slice(0, 8);
+  const fingerprint = (secret: string) => sha256Hex(secret).slice(0, 8);
 
   it('a quarantined publish: namespace, skill, version, rules, findings and the token name, once', async () => {
     const ci = await createToken(uniqueName('ci-quarantine'), ['publish']);

@@ -1,25 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
-import { ConfigError, DEFAULT_PROMPT_BUDGET, loadConfig } from '../../src/config.js';
+import { DEFAULT_PROMPT_BUDGET, loadConfig } from '../../src/config.js';
 import { countTokens } from '../../src/render/token-count.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
-import { adminAuth, createTestApp, type TestApp, testConfig } from '../helpers/context.js';
-import { availableSkills, type PromptJson } from '../helpers/prompt.js';
+import { appOn, configProblems, createTestApp, putView, type TestApp } from '../helpers/context.js';
+import { availableSkills, promptJsonOf } from '../helpers/prompt.js';
 
 // GET /prompt without budget= applies the registry's default budget (SKILLREG_PROMPT_BUDGET, 4,000
 // tokens unless configured), on every mount; budget=0 lists everything. The ETag names the budget in
 // force, so a registry with another default never answers 304 to the other's ETag.
-
-function configProblems(env: Record<string, string>): string[] {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 describe('SKILLREG_PROMPT_BUDGET', () => {
   it('defaults to 4000 tokens; 0 means unlimited; empty means the default', () => {
@@ -50,12 +39,6 @@ describe('GET /prompt without budget=', () => {
   const namespace = uniqueName('budget-ns');
   const view = uniqueName('budget-view');
 
-  async function promptJson(app: FastifyInstance, url: string): Promise<PromptJson> {
-    const res = await app.inject(url);
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json();
-  }
-
   beforeAll(async () => {
     ctx = await createTestApp({ SKILLREG_PROMPT_BUDGET: String(SMALL_DEFAULT) });
     const description = `Handles one kind of task in detail. ${'It explains each step. '.repeat(10)}`;
@@ -65,19 +48,10 @@ describe('GET /prompt without budget=', () => {
         expect(res.statusCode, res.body).toBe(201);
       }
     }
-    const put = await ctx.app.inject({
-      method: 'PUT',
-      url: `/views/${view}`,
-      headers: adminAuth,
-      payload: { layers: ['default', namespace] },
-    });
+    const put = await putView(ctx.app, view, ['default', namespace]);
     expect(put.statusCode, put.body).toBe(201);
     // A second replica, started after the writes, of the same registry configured without a default budget.
-    unlimited = await buildApp({
-      config: testConfig({ SKILLREG_PROMPT_BUDGET: '0' }),
-      database: ctx.database,
-      logger: false,
-    });
+    unlimited = await appOn(ctx.database, { SKILLREG_PROMPT_BUDGET: '0' });
   });
   afterAll(async () => {
     await unlimited?.close();
@@ -86,11 +60,11 @@ describe('GET /prompt without budget=', () => {
 
   it('fits the default budget, search-first, on the root, namespace and view mounts', async () => {
     for (const mount of ['', `/namespaces/${namespace}`, `/views/${view}`]) {
-      const everything = await promptJson(ctx.app, `${mount}/prompt?format=json&budget=0`);
+      const everything = await promptJsonOf(ctx.app, 'budget=0', mount);
       expect(everything.tokens, mount).toBeGreaterThan(SMALL_DEFAULT);
       expect(everything.searchFirst, mount).toBe(false);
 
-      const body = await promptJson(ctx.app, `${mount}/prompt?format=json`);
+      const body = await promptJsonOf(ctx.app, '', mount);
       expect(body.tokens, mount).toBeLessThanOrEqual(SMALL_DEFAULT);
       expect(body.tokens, mount).toBe(countTokens(body.prompt));
       expect(body.searchFirst, mount).toBe(true);
@@ -98,9 +72,7 @@ describe('GET /prompt without budget=', () => {
       expect(body.included.length + body.omittedCount, mount).toBe(names.length);
       expect(body.omittedCount, mount).toBeGreaterThan(0);
       // The same as asking for the default budget by number.
-      expect(await promptJson(ctx.app, `${mount}/prompt?format=json&budget=${SMALL_DEFAULT}`), mount).toEqual(
-        body,
-      );
+      expect(await promptJsonOf(ctx.app, `budget=${SMALL_DEFAULT}`, mount), mount).toEqual(body);
 
       const xml = await ctx.app.inject(`${mount}/prompt`);
       expect(xml.statusCode, mount).toBe(200);
@@ -110,11 +82,11 @@ describe('GET /prompt without budget=', () => {
   });
 
   it('uses the default budget for mode=search too', async () => {
-    const body = await promptJson(ctx.app, '/prompt?format=json&mode=search');
+    const body = await promptJsonOf(ctx.app, 'mode=search');
     expect(body.tokens).toBeLessThanOrEqual(SMALL_DEFAULT);
     expect(body.searchFirst).toBe(true);
     expect(body.omittedCount).toBeGreaterThan(0);
-    const all = await promptJson(ctx.app, '/prompt?format=json&mode=search&budget=0');
+    const all = await promptJsonOf(ctx.app, 'mode=search&budget=0');
     expect(all.included).toHaveLength(names.length);
   });
 
@@ -141,11 +113,7 @@ describe('GET /prompt without budget=', () => {
   });
 
   it('says which budget is too small when the default cannot hold the instructions', async () => {
-    const tiny = await buildApp({
-      config: testConfig({ SKILLREG_PROMPT_BUDGET: '20' }),
-      database: ctx.database,
-      logger: false,
-    });
+    const tiny = await appOn(ctx.database, { SKILLREG_PROMPT_BUDGET: '20' });
     try {
       const res = await tiny.inject('/prompt');
       expect(res.statusCode).toBe(400);

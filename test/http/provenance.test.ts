@@ -1,6 +1,5 @@
 import { createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +8,7 @@ import { ProvenanceRepository } from '../../src/storage/provenance-repository.js
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { cliInProcess } from '../helpers/cli-output.js';
 import { ADMIN_TOKEN, adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
-import { listening } from '../helpers/http.js';
+import { type LiveApp, liveApp } from '../helpers/live-app.js';
 
 interface Envelope {
   payloadType: string;
@@ -191,19 +190,12 @@ describe('provenance: a signed attestation for every version', () => {
 });
 
 describe('skillreg verify', () => {
-  let ctx: TestApp;
-  let url: string;
-  let work: string;
+  let ctx: LiveApp;
   beforeAll(async () => {
-    ctx = await createTestApp();
-    url = await listening(ctx.app);
-    work = await mkdtemp(path.join(tmpdir(), 'skillreg-verify-'));
+    ctx = await liveApp('skillreg-verify-');
   });
-  afterAll(async () => {
-    await ctx?.close();
-    if (work) await rm(work, { recursive: true, force: true });
-  });
-  const global = () => ['--url', url, '--token', ADMIN_TOKEN];
+  afterAll(() => ctx?.close());
+  const global = () => ['--url', ctx.url, '--token', ADMIN_TOKEN];
 
   /** Changes the first byte of a stored blob, as someone with database access could. */
   async function tamper(digestQuery: ReturnType<typeof sql>) {
@@ -220,12 +212,12 @@ describe('skillreg verify', () => {
     expect(ok.stdout).toContain('2 files match');
 
     const keys = (await ctx.app.inject({ url: '/.well-known/skillreg/keys.json' })).json();
-    const pinned = path.join(work, 'registry.jwks.json');
+    const pinned = path.join(ctx.work, 'registry.jwks.json');
     await writeFile(pinned, JSON.stringify(keys));
     expect((await cli(['verify', name, '--version', '1.0.0', '--key', pinned, ...global()])).code).toBe(0);
 
     const { publicKey } = generateKeyPairSync('ed25519');
-    const other = path.join(work, 'other.pem');
+    const other = path.join(ctx.work, 'other.pem');
     await writeFile(other, publicKey.export({ format: 'pem', type: 'spki' }).toString());
     const wrongKey = await cli(['verify', name, '--key', other, ...global()]);
     expect(wrongKey.code).toBe(1);

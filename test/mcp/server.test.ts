@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { skills as skillsTable } from '../../src/db/schema.js';
 import { SEARCH_SKILLS_DESCRIPTION } from '../../src/render/tools.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
-import { adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
+import { adminAuth, createTestApp, putView, type TestApp } from '../helpers/context.js';
 
 function baseUrl(ctx: TestApp): string {
   const address = ctx.app.server.address() as AddressInfo;
@@ -602,14 +602,7 @@ describe('MCP initialize advertises only what a stateless endpoint delivers', ()
         query: `namespace=${namespace}`,
       }),
     );
-    await expectPublished(
-      await ctx.app.inject({
-        method: 'PUT',
-        url: `/views/${view}`,
-        headers: adminAuth,
-        payload: { layers: ['default', namespace] },
-      }),
-    );
+    await expectPublished(await putView(ctx.app, view, ['default', namespace]));
   });
   afterAll(async () => ctx?.close());
 

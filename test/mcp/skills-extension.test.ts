@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
-import { adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
+import { createTestApp, putView, type TestApp } from '../helpers/context.js';
 import { listening } from '../helpers/http.js';
 
 const EXTENSION = 'io.modelcontextprotocol/skills';
@@ -229,12 +229,7 @@ describe('the MCP skills extension (SEP-2640)', () => {
     });
     expect(res.statusCode, res.body).toBe(201);
     const view = uniqueName('fleet');
-    const put = await ctx.app.inject({
-      method: 'PUT',
-      url: `/views/${view}`,
-      headers: adminAuth,
-      payload: { layers: ['default', namespace] },
-    });
+    const put = await putView(ctx.app, view, ['default', namespace]);
     expect(put.statusCode, put.body).toBeLessThan(300);
     for (const path of [`/namespaces/${namespace}/mcp`, `/views/${view}/mcp`]) {
       const client = await connect(path);

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/bundle/types.js';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { type ConfigError, loadConfig } from '../../src/config.js';
+import { configProblems } from '../helpers/context.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -29,16 +30,6 @@ function collect(child: ChildProcess) {
     child.on('exit', (code, signal) => resolve({ code, signal }));
   });
   return { output, exited };
-}
-
-function configProblems(env: Record<string, string | undefined>): string[] {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
 }
 
 describe('loadConfig', () => {

@@ -247,6 +247,15 @@ describe("the image's commands, run here", () => {
     await workdir?.remove();
   });
 
+  /** The image's environment on this port: PostgreSQL as in compose when the tests have one, else PGlite. */
+  const imageEnv = (port: number) =>
+    baseEnv({
+      ...dockerfile.env,
+      PORT: String(port),
+      SKILLREG_DATA_DIR: dataDir.path,
+      ...(testDatabase.url ? { DATABASE_URL: testDatabase.url } : {}),
+    });
+
   it('npm run build compiles', () => {
     expect(build.code, build.output).toBe(0);
     expect(existsSync(path.join(workdir.path, 'dist/server.js'))).toBe(true);
@@ -273,12 +282,7 @@ describe("the image's commands, run here", () => {
     async () => {
       expect(build.code, build.output).toBe(0);
       const port = await freePort();
-      const env = baseEnv({
-        ...dockerfile.env,
-        PORT: String(port),
-        SKILLREG_DATA_DIR: dataDir.path,
-        ...(testDatabase.url ? { DATABASE_URL: testDatabase.url } : {}),
-      });
+      const env = imageEnv(port);
       // The image's /sbin/tini is Debian's /usr/bin/tini here; everything else runs as written.
       const entrypoint = dockerfile.entrypoint.map((word) => (word === '/sbin/tini' ? TINI! : word));
       const unshare = spawnCommand(
@@ -308,13 +312,7 @@ describe("the image's commands, run here", () => {
   it('CMD serves /livez, the HEALTHCHECK passes, SIGTERM exits 0 within 10 s, then the HEALTHCHECK fails', async () => {
     expect(build.code, build.output).toBe(0);
     const port = await freePort();
-    const env = baseEnv({
-      ...dockerfile.env,
-      PORT: String(port),
-      SKILLREG_DATA_DIR: dataDir.path,
-      // PostgreSQL as in compose when the tests have one, else the embedded database.
-      ...(testDatabase.url ? { DATABASE_URL: testDatabase.url } : {}),
-    });
+    const env = imageEnv(port);
     const server = spawnCommand(dockerfile.cmd, env, workdir.path);
     try {
       await waitForLive(`http://127.0.0.1:${port}`, server);

@@ -1,8 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeTarGz } from '../../src/bundle/archive-write.js';
+import { ConsoleBrowser, chromiumInstalled, shot, signIn, watchFailures } from '../console/browser.js';
 import { files, skillMd, uniqueName } from '../helpers/bundles.js';
 import { ADMIN_TOKEN, createTestDatabase, type TestDatabase } from '../helpers/context.js';
 import {
@@ -192,4 +194,119 @@ describe('every way the service is started stops with its process tree', () => {
       }
     }, 120_000);
   }
+});
+
+/**
+ * The README's MCP client set-up, run by the clients themselves (pinned in .ci/run; offline with a fresh
+ * HOME) against `npm start`: Claude Code connects (its `mcp list` checks each server's health), and
+ * Codex reads the TOML. The lines come from test/mcp/client-configs, which client-setup.test.ts holds
+ * equal to the README.
+ */
+const HOSTS_BIN = process.env.SKILLREG_HOSTS_BIN;
+if (!HOSTS_BIN) console.warn('[shutdown] SKILLREG_HOSTS_BIN unset: the real MCP client checks are skipped');
+
+describe.skipIf(!HOSTS_BIN)('real MCP clients, set up as the README says, against npm start', () => {
+  const configs = path.join(REPO_ROOT, 'test/mcp/client-configs');
+  const clientEnv = (home: string, extra: Record<string, string> = {}) => ({
+    ...baseEnv({}),
+    HOME: home,
+    CODEX_HOME: path.join(home, '.codex'),
+    PATH: `${HOSTS_BIN}${path.delimiter}${process.env.PATH}`,
+    DISABLE_TELEMETRY: '1',
+    DISABLE_AUTOUPDATER: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    ...extra,
+  });
+  const run = async (script: string, env: Record<string, string>, cwd: string) => {
+    const child = spawnCommand(['bash', '-c', script], env, cwd);
+    const { code } = await exitOf(child);
+    return { code, output: child.output() };
+  };
+
+  it('claude mcp add connects with and without the header, refuses a wrong token; codex reads the TOML', async () => {
+    const { child, port, tree } = await startServer();
+    const homes: Awaited<ReturnType<typeof tempDir>>[] = [];
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      const [plain, withHeader] = readFileSync(path.join(configs, 'claude-code.sh'), 'utf8')
+        .split('\n')
+        .filter((line) => line.startsWith('claude '))
+        .map((line) => line.replaceAll('http://127.0.0.1:3000', url));
+      for (const [line, token, connected] of [
+        [plain!, '', true],
+        [withHeader!, ADMIN_TOKEN, true],
+        [withHeader!, 'skr_not-a-token-of-this-registry', false],
+      ] as const) {
+        const home = await tempDir('skillreg-claude-home-');
+        homes.push(home);
+        const env = clientEnv(home.path, { SKILLREG_TOKEN: token });
+        const added = await run(line, env, home.path);
+        expect(added.code, added.output).toBe(0);
+        const listed = await run('claude mcp list', env, home.path);
+        expect(listed.output).toContain(`skills: ${url}/mcp (HTTP)`);
+        expect(listed.output.includes('✔ Connected'), listed.output).toBe(connected);
+      }
+
+      const home = await tempDir('skillreg-codex-home-');
+      homes.push(home);
+      mkdirSync(path.join(home.path, '.codex'));
+      writeFileSync(
+        path.join(home.path, '.codex/config.toml'),
+        readFileSync(path.join(configs, 'codex.toml'), 'utf8').replaceAll('http://127.0.0.1:3000', url),
+      );
+      const listed = await run('codex mcp list --json 2>/dev/null', clientEnv(home.path), home.path);
+      expect(listed.code, listed.output).toBe(0);
+      const servers = JSON.parse(listed.output.slice(listed.output.indexOf('['))) as {
+        name: string;
+        transport: { type: string; url: string; bearer_token_env_var: string | null };
+      }[];
+      expect(servers).toEqual([
+        expect.objectContaining({
+          name: 'skills',
+          transport: expect.objectContaining({
+            type: 'streamable_http',
+            url: `${url}/mcp`,
+            bearer_token_env_var: 'SKILLREG_TOKEN',
+          }),
+        }),
+      ]);
+    } finally {
+      child.kill('SIGTERM');
+      await exitOf(child);
+      await allGone(tree, 10_000);
+      for (const home of homes) await home.remove();
+    }
+  }, 180_000);
+});
+
+describe.skipIf(!chromiumInstalled)('the first screen of npm start in Chromium', () => {
+  it('GET / leads to the console, where a bogus token is refused and the admin token signs in', async () => {
+    const { child, port, tree } = await startServer();
+    const browser = await ConsoleBrowser.launch();
+    try {
+      const page = await browser.open();
+      const failures = watchFailures(page);
+      await page.goto(`http://127.0.0.1:${port}/`);
+      await page.getByRole('link', { name: 'API docs' }).waitFor();
+      await shot(page, 'npm-start-home');
+      await page.getByRole('link', { name: 'Open the console' }).click();
+      await page.waitForURL(`http://127.0.0.1:${port}/ui`);
+      await page
+        .getByRole('form', { name: 'Sign in' })
+        .getByLabel('Token')
+        .fill('skr_bogus-token-0123456789');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByText(/refused \(401\)/).waitFor();
+      await signIn(page);
+      await shot(page, 'npm-start-console');
+      // The one refused sign-in is the only failed request: the page's CSP let everything else load.
+      expect(failures.requests.filter((line) => !line.includes('/auth/whoami'))).toEqual([]);
+      expect(failures.console.filter((line) => !line.includes('401'))).toEqual([]);
+    } finally {
+      await browser.close();
+      child.kill('SIGTERM');
+      await exitOf(child);
+      await allGone(tree, 10_000);
+    }
+  }, 120_000);
 });

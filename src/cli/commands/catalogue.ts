@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import type { CatalogueItem, CataloguePage } from '../../client/index.js';
 import { type CliContext, examples, namespaceOption, viewOption } from '../context.js';
-import { clip, printTable } from '../output.js';
+import { clip, printJson, printTable } from '../output.js';
 
 /** The registry's largest page of GET /skills. */
 const MAX_PAGE = 500;
@@ -64,7 +64,7 @@ export function registerCatalogueCommands(program: Command, { output, clientOf }
           cursor = page.nextCursor ?? undefined;
         } while (cursor && items.length < wanted);
         if (options.json) {
-          output.info(JSON.stringify({ items, nextCursor: cursor ?? null }, null, 2));
+          printJson(output, { items, nextCursor: cursor ?? null });
           return;
         }
         if (items.length === 0) {
@@ -108,7 +108,7 @@ export function registerCatalogueCommands(program: Command, { output, clientOf }
           await clientOf(command).search(words.join(' '), { limit: options.limit, tag: options.tag })
         ).value;
         if (options.json) {
-          output.info(JSON.stringify(answer, null, 2));
+          printJson(output, answer);
           return;
         }
         if (answer.results.length === 0) {

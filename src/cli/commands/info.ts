@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
 import type { SkillDetail } from '../../client/index.js';
 import { type CliContext, examples, namespaceOption, viewOption } from '../context.js';
-import { type Output, printTable } from '../output.js';
+import { type Output, printJson, printTable } from '../output.js';
 
 function printDetail(output: Output, skill: SkillDetail): void {
   const where = [
@@ -86,7 +86,7 @@ export function registerInfoCommand(program: Command, { output, clientOf }: CliC
       async (name: string, options: { version?: string; tag?: string; json?: boolean }, command: Command) => {
         const selector = options.version ? { version: options.version } : { tag: options.tag };
         const skill = (await clientOf(command).getSkill(name, selector)).value;
-        if (options.json) output.info(JSON.stringify(skill, null, 2));
+        if (options.json) printJson(output, skill);
         else printDetail(output, skill);
       },
     );

@@ -5,8 +5,8 @@ import { readServedArchive } from '../../bundle/archive-read.js';
 import { bundleDigest } from '../../bundle/digest.js';
 import { installableFiles } from '../../bundle/installable.js';
 import { normalizeEntryPath } from '../../bundle/paths.js';
-import { DEFAULT_LIMITS } from '../../bundle/types.js';
 import { type CliContext, examples, namespaceOption, ReportedFailure, viewOption } from '../context.js';
+import { DOWNLOAD_LIMITS } from '../local-skill.js';
 
 export function registerPullCommand(program: Command, { output, clientOf }: CliContext): void {
   program
@@ -57,11 +57,7 @@ export function registerPullCommand(program: Command, { output, clientOf }: CliC
           tag: options.tag,
           contents: 'as-published',
         });
-        const published = await readServedArchive(fetched.value, 'tar.gz', {
-          ...DEFAULT_LIMITS,
-          maxUncompressedBytes: 1024 * 1024 * 1024,
-          maxFiles: 100_000,
-        });
+        const published = await readServedArchive(fetched.value, 'tar.gz', DOWNLOAD_LIMITS);
         const digest = bundleDigest(published);
         const version = fetched.headers.get('x-skill-version') ?? options.version;
         const detail = () => client.getSkill(name, version ? { version } : { tag: options.tag });

@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { type CliContext, examples } from '../context.js';
-import { printTable } from '../output.js';
+import { printJson, printTable } from '../output.js';
 
 export function registerTokenCommands(program: Command, { output, clientOf }: CliContext): void {
   const token = program
@@ -60,7 +60,7 @@ export function registerTokenCommands(program: Command, { output, clientOf }: Cl
           expiresInDays: options.expiresInDays,
         });
         if (options.json) {
-          output.info(JSON.stringify(created, null, 2));
+          printJson(output, created);
           return;
         }
         const where = created.namespaces ? `; namespaces ${created.namespaces.join(', ')}` : '';
@@ -79,7 +79,7 @@ export function registerTokenCommands(program: Command, { output, clientOf }: Cl
     .action(async (options: { json?: boolean }, command: Command) => {
       const tokens = await clientOf(command).listTokens();
       if (options.json) {
-        output.info(JSON.stringify(tokens, null, 2));
+        printJson(output, tokens);
         return;
       }
       printTable(

@@ -3,10 +3,10 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { readArchive } from '../../bundle/archive-read.js';
 import { bundleDigest } from '../../bundle/digest.js';
-import { DEFAULT_LIMITS } from '../../bundle/types.js';
 import { DEFAULT_NAMESPACE } from '../../namespaces.js';
 import { jwkOf, publicKeyOfJwk, subjectName, verifyEnvelope } from '../../provenance/dsse.js';
 import { type CliContext, examples, namespaceOption, ReportedFailure } from '../context.js';
+import { DOWNLOAD_LIMITS } from '../local-skill.js';
 
 /**
  * `skillreg verify`: the registry's attestation of a version checked end to end. The signature (by a
@@ -75,11 +75,7 @@ export function registerVerifyCommand(program: Command, { output, clientOf }: Cl
         const exact = { version: predicate.version };
         // The zip is the archive stored at publish (installers get it through the discovery index).
         const bundle = await client.getBundle(name, { ...exact, format: 'zip', contents: 'as-published' });
-        const files = await readArchive(bundle.value, 'zip', {
-          ...DEFAULT_LIMITS,
-          maxUncompressedBytes: 1024 * 1024 * 1024,
-          maxFiles: 100_000,
-        }).catch((error: Error) =>
+        const files = await readArchive(bundle.value, 'zip', DOWNLOAD_LIMITS).catch((error: Error) =>
           fail(`the bundle served is not the archive the registry signed: ${error.message}`),
         );
         const archived = bundleDigest(files);

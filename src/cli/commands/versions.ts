@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { type CliContext, examples, namespaceOption } from '../context.js';
+import { printJson } from '../output.js';
 
 /** `tag` and `yank`: the two writes on versions already published (scope publish). */
 export function registerVersionCommands(program: Command, { output, clientOf }: CliContext): void {
@@ -22,7 +23,7 @@ export function registerVersionCommands(program: Command, { output, clientOf }: 
       async (name: string, tag: string, version: string, options: { json?: boolean }, command: Command) => {
         const moved = await clientOf(command).setTag(name, tag, version);
         if (options.json) {
-          output.info(JSON.stringify(moved, null, 2));
+          printJson(output, moved);
           return;
         }
         const before =
@@ -54,7 +55,7 @@ export function registerVersionCommands(program: Command, { output, clientOf }: 
     .action(async (name: string, version: string, options: { json?: boolean }, command: Command) => {
       const yanked = await clientOf(command).yank(name, version);
       if (options.json) {
-        output.info(JSON.stringify(yanked, null, 2));
+        printJson(output, yanked);
         return;
       }
       output.info(

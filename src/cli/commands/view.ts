@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { View } from '../../client/index.js';
 import { type CliContext, examples } from '../context.js';
-import { type Output, printTable } from '../output.js';
+import { type Output, printJson, printTable } from '../output.js';
 
 /** Layers as the precedence reads: the last one wins. */
 function layersOf(view: View): string {
@@ -36,7 +36,7 @@ export function registerViewCommands(program: Command, { output, clientOf }: Cli
     .action(async (options: { json?: boolean }, command: Command) => {
       const { items } = (await clientOf(command).listViews()).value;
       if (options.json) {
-        output.info(JSON.stringify({ items }, null, 2));
+        printJson(output, { items });
         return;
       }
       if (items.length === 0) {
@@ -58,7 +58,7 @@ export function registerViewCommands(program: Command, { output, clientOf }: Cli
     .addHelpText('after', examples('skillreg view get data-agents'))
     .action(async (name: string, options: { json?: boolean }, command: Command) => {
       const found = (await clientOf(command).getView(name)).value;
-      if (options.json) output.info(JSON.stringify(found, null, 2));
+      if (options.json) printJson(output, found);
       else printView(output, found);
     });
 
@@ -87,7 +87,7 @@ export function registerViewCommands(program: Command, { output, clientOf }: Cli
           ...(options.description !== undefined ? { description: options.description } : {}),
         });
         if (options.json) {
-          output.info(JSON.stringify(saved, null, 2));
+          printJson(output, saved);
           return;
         }
         output.info(`${created ? 'created' : 'replaced'} view ${saved.name}: ${layersOf(saved)}`);

@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError } from './api';
-import { type Need, tokenNeeded, useSession, type Where } from './session';
+import { allows, grantsOf, type Need, tokenNeeded, useSession, type Where } from './session';
 
 /** Loads something when its key changes; `reload` asks again. */
 export function useAsync<T>(load: () => Promise<T>, key: unknown[]) {
@@ -45,9 +45,8 @@ export function SignInNote({ need, where, to }: { need: Need; where: Where; to: 
     <p class="notice" role="note">
       {identity ? (
         <>
-          The token <strong>{identity.name}</strong> ({identity.scopes.join(', ')}
-          {identity.namespaces ? `; namespaces ${identity.namespaces.join(', ')}` : ''}) cannot {to}: that
-          takes {tokenNeeded(need, where, true)}. Sign out and sign in with one (top right).
+          The token <strong>{identity.name}</strong> ({grantsOf(identity)}) cannot {to}: that takes{' '}
+          {tokenNeeded(need, where, true)}. Sign out and sign in with one (top right).
         </>
       ) : (
         <>
@@ -59,12 +58,43 @@ export function SignInNote({ need, where, to }: { need: Need; where: Where; to: 
 }
 
 /** With SKILLREG_READ_AUTH=true an anonymous reader is told so instead of getting a 401 per request. */
-export function ReadsNeedTokenNote({ what }: { what: string }) {
+export function ReadsNeedTokenNote({ to }: { to: string }) {
   return (
     <p class="notice" role="note">
       This registry needs a token for every read (SKILLREG_READ_AUTH=true). Sign in with a token with scope
-      read (top right) to see {what}.
+      read (top right) to {to}.
     </p>
+  );
+}
+
+/**
+ * A page whose content mounts (and makes its requests) only for a session the registry would serve:
+ * an admin page over every namespace, or a read of the catalogue (public unless SKILLREG_READ_AUTH,
+ * and open to any token). Anyone else sees the page's title and the token it takes.
+ */
+export function PageGate({
+  title,
+  need,
+  to,
+  children,
+}: {
+  title: ComponentChildren;
+  need: 'read' | 'admin';
+  /** What the page does, after "Sign in with ... to": "see tokens". */
+  to: string;
+  children: ComponentChildren;
+}) {
+  const session = useSession();
+  if (allows(session, need, need === 'admin' ? 'every-namespace' : 'any-namespace')) return <>{children}</>;
+  return (
+    <div>
+      <h1>{title}</h1>
+      {need === 'admin' ? (
+        <SignInNote need="admin" where="every-namespace" to={to} />
+      ) : (
+        <ReadsNeedTokenNote to={to} />
+      )}
+    </div>
   );
 }
 

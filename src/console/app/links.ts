@@ -93,11 +93,16 @@ export function headingSlug(text: string, seen: Map<string, number>): string {
   return count === 0 ? base : `${base}-${count}`;
 }
 
+/** A percent-encoded part of an address, decoded; as written where it is no valid encoding. */
+export function decoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
 /** A fragment as a link carries it, compared with heading anchors. */
 export function fragmentAnchor(fragment: string): string {
-  try {
-    return decodeURIComponent(fragment).toLowerCase();
-  } catch {
-    return fragment.toLowerCase();
-  }
+  return decoded(fragment).toLowerCase();
 }

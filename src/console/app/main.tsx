@@ -1,6 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { formatDate, Loading } from './components';
+import { decoded } from './links';
 import { CataloguePage } from './pages/catalogue';
 import { AuditPage, QuarantinePage, UsagePage } from './pages/review';
 import { ScopesPage } from './pages/scopes';
@@ -8,7 +9,7 @@ import { SkillPage } from './pages/skill';
 import { TokensPage } from './pages/tokens';
 import { interceptLinks, useLocation } from './router';
 import { scopeOf } from './scope';
-import { endSession, restoreSession, signInWith, useSession } from './session';
+import { endSession, grantsOf, restoreSession, signInWith, useSession } from './session';
 
 const NAV = [
   ['/ui', 'Catalogue'],
@@ -34,8 +35,7 @@ function SignIn() {
             <>
               Signed in as <strong>{identity.name}</strong>{' '}
               <span class="muted">
-                ({identity.scopes.join(', ')}
-                {identity.namespaces ? `; namespaces ${identity.namespaces.join(', ')}` : ''}
+                ({grantsOf(identity)}
                 {identity.expiresAt ? `; expires ${formatDate(identity.expiresAt)}` : ''})
               </span>
             </>
@@ -90,14 +90,6 @@ function SignIn() {
   );
 }
 
-function decodeSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
-}
-
 function Page({ url }: { url: URL }) {
   const scope = scopeOf(url);
   const path = url.pathname.replace(/\/+$/, '') || '/ui';
@@ -106,9 +98,9 @@ function Page({ url }: { url: URL }) {
     return (
       <SkillPage
         scope={scope}
-        name={decodeSegment(skill[1]!)}
+        name={decoded(skill[1]!)}
         version={url.searchParams.get('version')}
-        file={skill[2] ? skill[2].split('/').map(decodeSegment).join('/') : null}
+        file={skill[2] ? skill[2].split('/').map(decoded).join('/') : null}
       />
     );
   switch (path) {

@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useRef } from 'preact/hooks';
 import { getBytes } from './api';
+import { decoded } from './links';
 import { type MarkdownContext, renderMarkdown } from './markdown';
 
 const IMAGE_TYPES: Record<string, string> = {
@@ -14,13 +15,7 @@ const IMAGE_TYPES: Record<string, string> = {
 /** The element a location's #fragment names, once it is on the page. */
 export function scrollToHash(): boolean {
   if (!location.hash) return false;
-  let id = location.hash.slice(1);
-  try {
-    id = decodeURIComponent(id);
-  } catch {
-    // kept as written
-  }
-  const target = document.getElementById(id);
+  const target = document.getElementById(decoded(location.hash.slice(1)));
   target?.scrollIntoView({ block: 'start' });
   return target !== null;
 }

@@ -97,7 +97,7 @@ function rewriteLink(anchor: Element, context: MarkdownContext): void {
 
 /**
  * The console's CSP lets images come from this origin only, and a file read with the session's token
- * counts as no agent's use: a bundled image is marked and loaded by the page (loadBundledImages);
+ * counts as no agent's use: a bundled image is marked and loaded by the page (MarkdownView);
  * others keep their alt text.
  */
 function rewriteImage(image: Element, context: MarkdownContext): void {

@@ -15,9 +15,20 @@ export function scopeQuery(scope: Scope): string {
   return '';
 }
 
-export function skillHref(scope: Scope, name: string): string {
-  const query = scopeQuery(scope);
-  return `/ui/skills/${encodeURIComponent(name)}${query ? `?${query}` : ''}`;
+/**
+ * The console's address of a skill page, or of one of its files (`/ui/skills/<name>/files/<path>`);
+ * without a version it follows latest.
+ */
+export function skillHref(
+  scope: Scope,
+  name: string,
+  at: { version?: string | null; file?: string | null } = {},
+): string {
+  const params = new URLSearchParams(scopeQuery(scope));
+  if (at.version) params.set('version', at.version);
+  const query = params.toString();
+  const file = at.file ? `/files/${at.file.split('/').map(encodeURIComponent).join('/')}` : '';
+  return `/ui/skills/${encodeURIComponent(name)}${file}${query ? `?${query}` : ''}`;
 }
 
 /** Where writes about a skill go: its own namespace (in a view, the layer it resolved from). */

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { coversNamespace } from '../../namespaces';
 import { ApiError, type Identity, signIn, signOut, token, whoAmI } from './api';
 
 /**
@@ -82,14 +83,24 @@ function meta(name: string): string | undefined {
   return document.querySelector<HTMLMetaElement>(`meta[name="${name}"]`)?.content || undefined;
 }
 
+// The page's meta tags do not change while it is open (the module script runs once they are parsed).
+const READ_AUTH = meta('skillreg-read-auth') === 'true';
+const PUBLIC_URL = meta('skillreg-public-url') ?? location.origin;
+
 /** SKILLREG_READ_AUTH=true: even the catalogue needs a token (the page says so in a meta tag). */
 export function readsNeedToken(): boolean {
-  return meta('skillreg-read-auth') === 'true';
+  return READ_AUTH;
 }
 
 /** The address agents and hosts are given: SKILLREG_PUBLIC_URL, else the one this page came from. */
 export function publicUrl(): string {
-  return meta('skillreg-public-url') ?? location.origin;
+  return PUBLIC_URL;
+}
+
+/** What a token may do, as the console says it: "admin; namespaces team-a". */
+export function grantsOf(identity: Identity): string {
+  const scopes = identity.scopes.join(', ');
+  return identity.namespaces ? `${scopes}; namespaces ${identity.namespaces.join(', ')}` : scopes;
 }
 
 export type Need = 'read' | 'publish' | 'admin';
@@ -102,18 +113,9 @@ export type Need = 'read' | 'publish' | 'admin';
 export type Where = { namespace: string } | 'any-namespace' | 'every-namespace';
 
 /**
- * A token's namespace patterns (exact names or a trailing *; null: all) cover `namespace`: the rule of
- * src/namespaces.ts coversNamespace, restated because the image ships only src/console/app (and
- * audit-actions.ts) for the console's bundle.
+ * Scopes nest (admin > publish > read): the rule of grants() in src/storage/tokens-repository.ts,
+ * restated because that module needs Node (crypto, the database) and cannot be bundled for a browser.
  */
-function coversNamespace(patterns: readonly string[] | null, namespace: string): boolean {
-  if (patterns === null) return true;
-  return patterns.some((pattern) =>
-    pattern.endsWith('*') ? namespace.startsWith(pattern.slice(0, -1)) : pattern === namespace,
-  );
-}
-
-/** Scopes nest (admin > publish > read), as the registry grants them. */
 function grants(scopes: readonly Need[], needed: Need): boolean {
   if (scopes.includes('admin')) return true;
   if (needed === 'read') return scopes.includes('read') || scopes.includes('publish');

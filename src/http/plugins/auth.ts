@@ -1,13 +1,13 @@
-import { createHash } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../../errors.js';
 import { coversNamespace, DEFAULT_NAMESPACE } from '../../namespaces.js';
 import {
   grants,
+  hashSecret,
   type Principal,
   type Scope,
-  safeEqual,
   type TokensRepository,
   tokenNameOf,
 } from '../../storage/tokens-repository.js';
@@ -46,19 +46,39 @@ class AuthError extends AppError {
   }
 }
 
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
 /** The Authorization header a request presents, if any (an empty one presents nothing). */
-export function presentedCredential(request: FastifyRequest): string | undefined {
+function presentedCredential(request: FastifyRequest): string | undefined {
   return request.headers.authorization || undefined;
 }
 
+const credentialDigests = new WeakMap<FastifyRequest, string>();
+
 /**
- * A short name for a presented credential that logs may carry: the first 8 hex digits of the SHA-256 of
- * the bearer secret (so it matches the start of the token's stored hash), or of the whole header when
- * it is no bearer token. It tells one credential from another; it cannot give the secret back.
+ * The SHA-256 (hex) of the credential a request presents: of the bearer secret, as a token's hash is
+ * stored, or of the whole header when it is no bearer token; undefined without one. Computed once per
+ * request for all that needs it: the admin token's comparison, the auth-failure limit's key (which so
+ * counts a secret however its header is spelt) and the logs' fingerprint.
  */
-export function credentialFingerprint(header: string): string {
-  const secret = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] ?? header;
-  return createHash('sha256').update(secret).digest('hex').slice(0, 8);
+export function credentialDigest(request: FastifyRequest): string | undefined {
+  let digest = credentialDigests.get(request);
+  if (digest === undefined) {
+    const header = presentedCredential(request);
+    if (header === undefined) return undefined;
+    digest = hashSecret(BEARER.exec(header)?.[1] ?? header);
+    credentialDigests.set(request, digest);
+  }
+  return digest;
+}
+
+/**
+ * A short name that logs may carry for the credential a request presents (it must present one): the
+ * first 8 hex digits of its digest, so a token's matches the start of its stored hash. It tells one
+ * credential from another; it cannot give the secret back.
+ */
+export function credentialFingerprint(request: FastifyRequest): string {
+  return credentialDigest(request)!.slice(0, 8);
 }
 
 /** Requests whose credential the auth plugin refused (401): what the auth-failure limit counts. */
@@ -94,6 +114,8 @@ function logRefusal(
 async function authPlugin(app: FastifyInstance, options: { tokens: TokensRepository }) {
   const { tokens } = options;
   app.decorateRequest('principal', null);
+  /** The admin token's digest, hashed once rather than on every request that presents a secret. */
+  const adminDigest = app.config.adminToken ? Buffer.from(hashSecret(app.config.adminToken)) : undefined;
 
   const authorizeHooks = new WeakSet<object>();
   app.addHook('onRoute', (route) => {
@@ -109,17 +131,18 @@ async function authPlugin(app: FastifyInstance, options: { tokens: TokensReposit
   async function identify(request: FastifyRequest): Promise<Principal | null> {
     const header = presentedCredential(request);
     if (!header) return null;
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    const match = BEARER.exec(header);
     if (!match) {
       refusedCredentials.add(request);
-      logRefusal(request, 'malformed', { credential: credentialFingerprint(header) });
+      logRefusal(request, 'malformed', { credential: credentialFingerprint(request) });
       throw new AuthError(401, "the Authorization header must be 'Bearer <token>'", { reason: 'malformed' });
     }
-    const secret = match[1]!;
-    if (app.config.adminToken && safeEqual(secret, app.config.adminToken)) {
+    // Hashes of equal length compared in constant time: how long the check takes says nothing.
+    if (adminDigest && timingSafeEqual(Buffer.from(credentialDigest(request)!), adminDigest)) {
       return { actor: 'admin-token', scopes: ['admin'] };
     }
-    const result = await tokens.authenticate(secret);
+    // The secret's hash, as tokens are stored: computed once per request (credentialDigest).
+    const result = await tokens.authenticate(credentialDigest(request)!);
     if ('refused' in result) {
       const reasons = {
         unknown:
@@ -131,7 +154,7 @@ async function authPlugin(app: FastifyInstance, options: { tokens: TokensReposit
       logRefusal(
         request,
         result.refused,
-        'name' in result ? { token: result.name } : { credential: credentialFingerprint(header) },
+        'name' in result ? { token: result.name } : { credential: credentialFingerprint(request) },
       );
       throw new AuthError(401, reasons[result.refused], { reason: result.refused });
     }

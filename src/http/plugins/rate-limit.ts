@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../../errors.js';
 import { problemSchema } from '../problem.js';
-import { credentialFingerprint, credentialWasRefused, presentedCredential } from './auth.js';
+import { credentialDigest, credentialFingerprint, credentialWasRefused } from './auth.js';
 
 /**
  * Rate limits, counted per process in memory (@fastify/rate-limit's LRU store): with N replicas a
@@ -14,8 +13,8 @@ import { credentialFingerprint, credentialWasRefused, presentedCredential } from
  *   write route that lets an anonymous caller through (none today). The check runs in `onRequest` right
  *   after the route's authorize hook, so it is keyed by the authenticated token and still refuses before
  *   an upload is read. Refused credentials never reach it: they are counted by the next limit.
- * - auth-failures: credentials the auth plugin refused (401), per credential (a hash of the
- *   Authorization header). Past the limit, requests presenting that same credential get 429 before it is
+ * - auth-failures: credentials the auth plugin refused (401), per credential (the hash of its secret,
+ *   auth.ts credentialDigest). Past the limit, requests presenting that same credential get 429 before it is
  *   looked up, until the window ends. Keyed by what failed, not by address: behind a proxy or NAT every
  *   client shares one address, and a stale CI token retried in a loop must not lock out the valid
  *   tokens beside it. No per-address ceiling: one that refused before the lookup would lock those
@@ -133,15 +132,13 @@ async function rateLimitPlugin(app: FastifyInstance) {
   });
 
   if (authFailures > 0) {
-    /** The key a credential is counted and blocked under; the header itself is never kept. */
-    const credentialKey = (header: string) =>
-      `credential:${createHash('sha256').update(header).digest('base64url')}`;
+    // Counted and blocked under the credential's digest: the secret itself is never kept.
     const countFailure = app.createRateLimit({
       max: authFailures,
       timeWindow,
-      keyGenerator: (request) => credentialKey(presentedCredential(request)!),
+      keyGenerator: (request) => `credential:${credentialDigest(request)}`,
     });
-    /** Credential key -> epoch milliseconds from which it may be presented again. */
+    /** Credential digest -> epoch milliseconds from which it may be presented again. */
     const blocked = new Map<string, number>();
 
     const block = (key: string, until: number) => {
@@ -158,9 +155,8 @@ async function rateLimitPlugin(app: FastifyInstance) {
     // before it is looked up.
     app.addHook('onRequest', (request, reply, done) => {
       if (blocked.size === 0) return done();
-      const header = presentedCredential(request);
-      if (header === undefined) return done();
-      const key = credentialKey(header);
+      const key = credentialDigest(request);
+      if (key === undefined) return done();
       const until = blocked.get(key);
       if (until === undefined) return done();
       const now = Date.now();
@@ -183,12 +179,11 @@ async function rateLimitPlugin(app: FastifyInstance) {
       countFailure(request).then(
         (result) => {
           if (!result.isAllowed && result.remaining === 0) {
-            const header = presentedCredential(request)!;
-            block(credentialKey(header), Date.now() + result.ttl);
+            block(credentialDigest(request)!, Date.now() + result.ttl);
             request.log.warn(
               {
                 event: 'auth.limited',
-                credential: credentialFingerprint(header),
+                credential: credentialFingerprint(request),
                 max: authFailures,
                 windowSeconds,
               },

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { MAX_PROMPT_BUDGET } from '../../config.js';
 import { scopePath } from '../../namespaces.js';
 import type { SkillSelection } from '../../render/prompt.js';
 import { promptJsonSchema } from '../../render/prompt-document.js';
@@ -73,7 +74,7 @@ const agentRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: ReadMount 
             .number()
             .int()
             .min(0)
-            .max(10_000_000)
+            .max(MAX_PROMPT_BUDGET)
             .optional()
             .describe(
               "Largest size of the whole fragment in tokens (o200k_base); 0 for no limit. Without it, the registry's default (SKILLREG_PROMPT_BUDGET, 4000 unless configured)",

@@ -9,6 +9,7 @@ import {
   type CliFileName,
   cliDistribution,
 } from '../../cli-dist/distribution.js';
+import { CLI_NODE_RANGE } from '../../cli-dist/npm-package.js';
 import { REVALIDATE } from '../caching.js';
 import { clientErrors } from '../problem.js';
 import { publicBaseUrl } from '../public-url.js';
@@ -48,7 +49,7 @@ function cliIndex(distribution: CliDistribution, base: string): CliIndex {
   return {
     version: distribution.version,
     package: distribution.packageName,
-    node: '>=20',
+    node: CLI_NODE_RANGE,
     files: { 'skillreg.mjs': fileEntry('skillreg.mjs'), 'skillreg.tgz': fileEntry('skillreg.tgz') },
     install: {
       npm: `npm install --global ${tarball}`,
@@ -126,7 +127,7 @@ const cliRoutes: FastifyPluginAsyncZod = async (app) => {
         if (unchanged) return unchanged;
         return reply
           .header('x-checksum-sha256', file.sha256)
-          .header('repr-digest', `sha-256=:${Buffer.from(file.sha256, 'hex').toString('base64')}:`)
+          .header('repr-digest', file.reprDigest)
           .header('content-disposition', `attachment; filename="${name}"`)
           .header('x-content-type-options', 'nosniff')
           .type(file.contentType)

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { buildConsoleAssets, type ConsoleAssets } from '../../console/assets.js';
 import { NotFoundError } from '../../errors.js';
+import { escapeXmlAttribute } from '../../render/xml.js';
 import { publicBaseUrl } from '../public-url.js';
 
 /**
@@ -29,11 +30,6 @@ const SECURITY_HEADERS = {
   'cross-origin-opener-policy': 'same-origin',
 };
 
-/** Text for an HTML attribute value. */
-function escapeAttribute(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
 /**
  * The one page. Its meta tags tell the app what it would otherwise learn from a failing request:
  * whether reads need a token, and the address agents and hosts should be given (SKILLREG_PUBLIC_URL
@@ -46,7 +42,7 @@ function pageHtml(options: { readAuth: boolean; publicUrl: string }): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="skillreg-read-auth" content="${options.readAuth}">
-<meta name="skillreg-public-url" content="${escapeAttribute(options.publicUrl)}">
+<meta name="skillreg-public-url" content="${escapeXmlAttribute(options.publicUrl)}">
 <title>skill-registry console</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/ui/assets/app.css">
@@ -89,9 +85,7 @@ const consoleRoutes: FastifyPluginAsync = async (app) => {
     secured(reply)
       .header('cache-control', 'no-cache')
       .type('text/html; charset=utf-8')
-      .send(
-        pageHtml({ readAuth: app.config.readAuth, publicUrl: publicBaseUrl(request).replace(/\/+$/, '') }),
-      );
+      .send(pageHtml({ readAuth: app.config.readAuth, publicUrl: publicBaseUrl(request) }));
   app.get('/ui', pageRoute, sendPage);
   app.get('/ui/*', pageRoute, async (request, reply) => {
     const rest = (request.params as { '*': string })['*'];

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { packageVersion } from '../../cli/context.js';
+import { packageVersion } from '../../process/package-version.js';
+import { escapeXmlAttribute, escapeXmlText } from '../../render/xml.js';
 import { clientErrors } from '../problem.js';
 import { publicBaseUrl } from '../public-url.js';
 
@@ -51,11 +52,6 @@ function homeOf(base: string, readAuth: boolean): Home {
   };
 }
 
-/** Text for HTML element content and attribute values. */
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
 const STYLE =
   'body{font:16px/1.5 system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;color:#1b1f24}' +
   'h1{font-size:1.6rem;margin-bottom:.25rem}p.lead{margin-top:0;color:#4b5563}' +
@@ -69,7 +65,7 @@ const HOME_CSP = `default-src 'none'; style-src ${STYLE_HASH}; img-src 'self' da
 
 function homeHtml(home: Home): string {
   const row = (label: string, url: string, what: string) =>
-    `<tr><td>${escapeHtml(label)}</td><td><a href="${escapeHtml(url)}"><code>${escapeHtml(url)}</code></a><br>${escapeHtml(what)}</td></tr>`;
+    `<tr><td>${escapeXmlText(label)}</td><td><a href="${escapeXmlAttribute(url)}"><code>${escapeXmlText(url)}</code></a><br>${escapeXmlText(what)}</td></tr>`;
   const { links } = home;
   return `<!doctype html>
 <html lang="en">
@@ -82,9 +78,9 @@ function homeHtml(home: Home): string {
 </head>
 <body>
 <main>
-<h1>skill-registry ${escapeHtml(home.version)}</h1>
+<h1>skill-registry ${escapeXmlText(home.version)}</h1>
 <p class="lead">A registry of Agent Skills: CI publishes skill folders, agents and coding hosts read them.</p>
-<p><a class="primary" href="${escapeHtml(links.console)}">Open the console</a><a class="secondary" href="${escapeHtml(links.docs)}">API docs</a></p>
+<p><a class="primary" href="${escapeXmlAttribute(links.console)}">Open the console</a><a class="secondary" href="${escapeXmlAttribute(links.docs)}">API docs</a></p>
 ${home.readAuth ? '<p>Reads need a token with scope <code>read</code>: sign in to the console with one, or send <code>Authorization: Bearer &lt;token&gt;</code>.</p>' : ''}
 <h2>For agents</h2>
 <table>
@@ -130,7 +126,7 @@ const homeRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const home = homeOf(publicBaseUrl(request).replace(/\/+$/, ''), app.config.readAuth);
+      const home = homeOf(publicBaseUrl(request), app.config.readAuth);
       reply.header('cache-control', 'no-cache').header('vary', 'accept');
       if (wantsJson(request.headers.accept)) return home;
       return reply

@@ -1,10 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { CatalogueItem } from '../../../client/types';
 import { getJson, type Scope, scopePrefix } from '../api';
-import { ErrorNote, Loading, ReadsNeedTokenNote, useAsync, Verdict } from '../components';
+import { ErrorNote, Loading, PageGate, useAsync, Verdict } from '../components';
 import { navigate } from '../router';
 import { skillHref } from '../scope';
-import { allows, useSession } from '../session';
 
 interface Scopes {
   /** Each namespace with its count of current skills. */
@@ -42,7 +41,6 @@ export function ScopePicker({
   /** From useScopes(); undefined while it loads. */
   known: Scopes | undefined;
 }) {
-  const listed = known;
   const onChange = (value: string) => {
     const [kind, name] = value.split(/:(.*)/s) as [string, string];
     const query =
@@ -58,14 +56,14 @@ export function ScopePicker({
       Namespace or view{' '}
       <select value={scopeValue(scope)} onChange={(e) => onChange((e.target as HTMLSelectElement).value)}>
         <option value="ns:default">default</option>
-        {listed?.namespaces
+        {known?.namespaces
           .filter(({ name }) => name !== 'default')
           .map(({ name }) => (
             <option key={`ns:${name}`} value={`ns:${name}`}>
               {name}
             </option>
           ))}
-        {listed?.views.map((name) => (
+        {known?.views.map((name) => (
           <option key={`view:${name}`} value={`view:${name}`}>
             view: {name}
           </option>
@@ -117,16 +115,11 @@ function countLine(options: {
 }
 
 export function CataloguePage({ scope }: { scope: Scope }) {
-  const session = useSession();
-  if (!allows(session, 'read', 'any-namespace')) {
-    return (
-      <div>
-        <h1>Catalogue</h1>
-        <ReadsNeedTokenNote what="the catalogue" />
-      </div>
-    );
-  }
-  return <Catalogue scope={scope} />;
+  return (
+    <PageGate title="Catalogue" need="read" to="see the catalogue">
+      <Catalogue scope={scope} />
+    </PageGate>
+  );
 }
 
 function Catalogue({ scope }: { scope: Scope }) {

@@ -3,12 +3,6 @@ import { getJson, type Scope, scopePrefix } from '../api';
 import { useAsync } from '../components';
 import { publicUrl, readsNeedToken } from '../session';
 
-/**
- * Git repositories and the plugin marketplace (`{scope}/git/...`, `{scope}/marketplace.json`) are
- * offered when the registry serves them: 'probe' asks once per scope; 'on' once every registry does.
- */
-const HOST_INSTALLS: 'probe' | 'on' = 'probe';
-
 interface Command {
   label: string;
   text: string;
@@ -16,7 +10,7 @@ interface Command {
 
 interface InstallWay {
   title: string;
-  /** Shown only where the registry serves git repositories and marketplace.json. */
+  /** Shown only where the registry serves git repositories and marketplace.json (see marketplaceOf). */
   hostInstalls?: true;
   commands: Command[];
 }
@@ -89,7 +83,10 @@ function installWays(
   ];
 }
 
-/** marketplace.json of a scope, asked once per scope and page load; null where it is not served. */
+/**
+ * marketplace.json of a scope, asked once per scope and page load; null where it is not served. Where
+ * it is, so are the scope's git repositories (`{scope}/git/...`): both ways are offered then.
+ */
 const marketplaces = new Map<string, Promise<Marketplace | null>>();
 
 function marketplaceOf(scope: Scope): Promise<Marketplace | null> {
@@ -128,10 +125,7 @@ function CopyButton({ text, label }: { text: string; label: string }) {
 
 /** How to install or use the skill from the scope shown, each command ready to copy. */
 export function InstallPanel({ scope, name, version }: { scope: Scope; name: string; version: string }) {
-  const marketplace = useAsync(
-    async () => (HOST_INSTALLS === 'on' ? {} : marketplaceOf(scope)),
-    [scopePrefix(scope)],
-  );
+  const marketplace = useAsync(() => marketplaceOf(scope), [scopePrefix(scope)]);
   const hostInstalls = marketplace.value !== undefined && marketplace.value !== null;
   const ways = installWays(publicUrl(), scope, name, version, marketplace.value ?? null).filter(
     (way) => !way.hostInstalls || hostInstalls,

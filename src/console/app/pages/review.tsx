@@ -1,7 +1,15 @@
 import { useState } from 'preact/hooks';
 import { AUDIT_ACTIONS } from '../../../audit-actions';
 import { getJson, type Scope, scopePrefix, send } from '../api';
-import { ErrorNote, formatDate, Loading, ReadsNeedTokenNote, SignInNote, useAsync } from '../components';
+import {
+  ErrorNote,
+  formatDate,
+  Loading,
+  PageGate,
+  ReadsNeedTokenNote,
+  SignInNote,
+  useAsync,
+} from '../components';
 import { writePrefix } from '../scope';
 import { allows, useSession } from '../session';
 import { ScopePicker, useScopes } from './catalogue';
@@ -21,16 +29,11 @@ const ACTIONS = ['', ...AUDIT_ACTIONS];
 
 /** The audit log with the filters GET /audit takes, a page at a time. */
 export function AuditPage() {
-  const session = useSession();
-  if (!allows(session, 'admin', 'every-namespace')) {
-    return (
-      <div>
-        <h1>Audit log</h1>
-        <SignInNote need="admin" where="every-namespace" to="see the audit log" />
-      </div>
-    );
-  }
-  return <Audit />;
+  return (
+    <PageGate title="Audit log" need="admin" to="see the audit log">
+      <Audit />
+    </PageGate>
+  );
 }
 
 function Audit() {
@@ -148,16 +151,11 @@ interface Quarantined {
 
 /** Versions the scan blocked: their findings, and release or reject with a reason (audited). */
 export function QuarantinePage() {
-  const session = useSession();
-  if (!allows(session, 'admin', 'every-namespace')) {
-    return (
-      <div>
-        <h1>Quarantine</h1>
-        <SignInNote need="admin" where="every-namespace" to="review the quarantine" />
-      </div>
-    );
-  }
-  return <Quarantine />;
+  return (
+    <PageGate title="Quarantine" need="admin" to="review the quarantine">
+      <Quarantine />
+    </PageGate>
+  );
 }
 
 function Quarantine() {
@@ -278,7 +276,7 @@ export function UsagePage({ scope }: { scope: Scope }) {
             to="see usage here"
           />
         ) : (
-          <ReadsNeedTokenNote what="usage" />
+          <ReadsNeedTokenNote to="see usage" />
         )}
       </div>
     );

@@ -1,14 +1,6 @@
 import { useState } from 'preact/hooks';
 import { getJson, send } from '../api';
-import {
-  ErrorNote,
-  formatDate,
-  Loading,
-  ReadsNeedTokenNote,
-  Section,
-  SignInNote,
-  useAsync,
-} from '../components';
+import { ErrorNote, formatDate, Loading, PageGate, Section, SignInNote, useAsync } from '../components';
 import { allows, useSession } from '../session';
 
 interface View {
@@ -20,19 +12,15 @@ interface View {
 
 /** Namespaces (where teams publish) and views (layered reads over them), with a view editor. */
 export function ScopesPage() {
-  const session = useSession();
-  if (!allows(session, 'read', 'any-namespace')) {
-    return (
-      <div>
-        <h1>Namespaces and views</h1>
-        <ReadsNeedTokenNote what="namespaces and views" />
-      </div>
-    );
-  }
-  return <Scopes mayEdit={allows(session, 'admin', 'every-namespace')} />;
+  return (
+    <PageGate title="Namespaces and views" need="read" to="see namespaces and views">
+      <Scopes />
+    </PageGate>
+  );
 }
 
-function Scopes({ mayEdit }: { mayEdit: boolean }) {
+function Scopes() {
+  const mayEdit = allows(useSession(), 'admin', 'every-namespace');
   const namespaces = useAsync(
     () => getJson<{ items: { name: string; skills: number; createdAt: string }[] }>('/namespaces'),
     [],

@@ -1,29 +1,13 @@
 import { useCallback, useMemo } from 'preact/hooks';
 import { getJson, getText, type Scope, skillPath } from '../api';
-import { ErrorNote, Loading, ReadsNeedTokenNote, Section, useAsync, Verdict } from '../components';
+import { ErrorNote, Loading, PageGate, Section, useAsync, Verdict } from '../components';
 import { MarkdownView } from '../markdown-view';
 import { navigate } from '../router';
-import { scopeQuery } from '../scope';
-import { allows, useSession } from '../session';
+import { scopeQuery, skillHref } from '../scope';
 import { UsageChart, type UsageDay } from '../usage-chart';
 import { Files, filePath } from './files';
 import { InstallPanel } from './install';
 import { Attestation, DistTags, Frontmatter, ScanFindings, type SkillDetail, Versions } from './skill-parts';
-
-/** The console's address of a skill page, or of one of its files; `version` null follows latest. */
-export function skillRoute(
-  scope: Scope,
-  name: string,
-  version: string | null,
-  file: string | null,
-  anchor = '',
-): string {
-  const params = new URLSearchParams(scopeQuery(scope));
-  if (version) params.set('version', version);
-  const query = params.toString() ? `?${params}` : '';
-  const where = file ? `/files/${file.split('/').map(encodeURIComponent).join('/')}` : '';
-  return `/ui/skills/${encodeURIComponent(name)}${where}${query}${anchor ? `#file-${anchor}` : ''}`;
-}
 
 interface SkillPageProps {
   scope: Scope;
@@ -34,17 +18,11 @@ interface SkillPageProps {
 }
 
 export function SkillPage({ scope, name, version, file }: SkillPageProps) {
-  const session = useSession();
-  // With SKILLREG_READ_AUTH=true nothing here may be read anonymously: no request is made then.
-  if (!allows(session, 'read', 'any-namespace')) {
-    return (
-      <div>
-        <h1>{name}</h1>
-        <ReadsNeedTokenNote what="this skill" />
-      </div>
-    );
-  }
-  return <Skill scope={scope} name={name} version={version} file={file} />;
+  return (
+    <PageGate title={name} need="read" to="see this skill">
+      <Skill scope={scope} name={name} version={version} file={file} />
+    </PageGate>
+  );
 }
 
 function Skill({ scope, name, version, file }: SkillPageProps) {
@@ -66,14 +44,16 @@ function Skill({ scope, name, version, file }: SkillPageProps) {
   );
   // Links keep the address's version (none: latest), so following one never reloads the page.
   const fileRoute = useCallback(
-    (path: string, anchor: string) => skillRoute(scope, name, version, path, anchor),
+    // The file viewer's headings are anchored `file-<slug>` (its MarkdownView's idPrefix).
+    (path: string, anchor: string) =>
+      `${skillHref(scope, name, { version, file: path })}${anchor ? `#file-${anchor}` : ''}`,
     [scopeQuery(scope), name, version],
   );
   const files = useMemo(() => new Set(detail.value?.files.map((entry) => entry.path)), [detail.value]);
   if (detail.error) return <ErrorNote error={detail.error} />;
   if (!detail.value) return <Loading />;
   const skill = detail.value;
-  const pick = (v: string) => navigate(skillRoute(scope, name, v, file));
+  const pick = (v: string) => navigate(skillHref(scope, name, { version: v, file }));
   return (
     <article>
       <header class="skill-header">

@@ -1,23 +1,17 @@
 import { useState } from 'preact/hooks';
 import type { TokenSummary } from '../../../client/types';
 import { getJson, send } from '../api';
-import { ErrorNote, formatDate, Loading, SignInNote, useAsync } from '../components';
-import { allows, useSession } from '../session';
+import { ErrorNote, formatDate, Loading, PageGate, useAsync } from '../components';
 
 const SCOPES = ['read', 'publish', 'admin'] as const;
 
 /** Tokens: create (the secret is shown once, here, and kept nowhere), list, revoke. */
 export function TokensPage() {
-  const session = useSession();
-  if (!allows(session, 'admin', 'every-namespace')) {
-    return (
-      <div>
-        <h1>Tokens</h1>
-        <SignInNote need="admin" where="every-namespace" to="see tokens" />
-      </div>
-    );
-  }
-  return <Tokens />;
+  return (
+    <PageGate title="Tokens" need="admin" to="see tokens">
+      <Tokens />
+    </PageGate>
+  );
 }
 
 function Tokens() {
