@@ -44,8 +44,8 @@ COPY skills-seed ./skills-seed
 # The web console's sources (and the two modules of the server's they import), bundled in memory by
 # esbuild (a production dependency) on first use.
 COPY src/console/app ./src/console/app
-COPY src/audit-actions.ts ./src/audit-actions.ts
-COPY src/namespaces.ts ./src/namespaces.ts
+COPY src/domain/audit-actions.ts ./src/domain/audit-actions.ts
+COPY src/domain/scope.ts ./src/domain/scope.ts
 # The code stays owned by root, read-only for the service; only the embedded database's folder is
 # writable, for runs without DATABASE_URL (mount a volume on /data to keep it).
 RUN mkdir -p /data && chown node:node /data

@@ -1,4 +1,11 @@
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { defineConfig } from 'vitest/config';
+
+// Node 22 and later keep V8's compiled code of every module they load on disk here, so the test workers
+// and the CLIs and servers the tests spawn (which inherit the variable) compile the dependencies once per
+// machine rather than once per process. Node 20 ignores it.
+process.env.NODE_COMPILE_CACHE ??= path.join(tmpdir(), 'skillreg-test-compile-cache');
 
 export default defineConfig({
   test: {

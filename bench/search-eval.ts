@@ -24,7 +24,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { DEFAULT_SCOPE } from '../src/namespaces.js';
+import { DEFAULT_SCOPE } from '../src/domain/scope.js';
 import { corpusFolders, corpusSkills, evalQueries, QUERIES_FILE } from './search-eval/corpus.js';
 import { distractors } from './search-eval/distractors.js';
 import {

@@ -26,7 +26,7 @@ import {
 } from '../src/db/schema.js';
 import { countCatalogueEntryTokens } from '../src/render/token-count.js';
 import { encodeTerms, searchDocument } from '../src/search/document.js';
-import { promptTokenColumns } from '../src/services/prompt-tokens.js';
+import { promptTokenColumns } from '../src/services/prompt-token-backfill.js';
 
 /** Words descriptions are drawn from; search terms in the benchmark come from here too. */
 export const TOPICS = [

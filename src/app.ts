@@ -18,13 +18,14 @@ import type { Config } from './config.js';
 import { type Database, openDatabase } from './db/client.js';
 import { finishOpenApi } from './http/openapi.js';
 import authPlugin from './http/plugins/auth.js';
-import errorsPlugin from './http/plugins/errors.js';
+import errorsPlugin from './http/plugins/error-answers.js';
 import metricsPlugin from './http/plugins/metrics.js';
 import rateLimitPlugin from './http/plugins/rate-limit.js';
 import registryContext from './http/plugins/registry-context.js';
 import responseCachePlugin from './http/plugins/response-cache.js';
 import securityLogPlugin from './http/plugins/security-log.js';
 import { sendProblem } from './http/problem.js';
+import { MOUNT_PREFIXES } from './http/read-mounts.js';
 import { lazyChildLogger } from './http/request-logger.js';
 import agentRoutes from './http/routes/agent.js';
 import anthropicRoutes from './http/routes/anthropic.js';
@@ -46,9 +47,8 @@ import trustRoutes from './http/routes/trust.js';
 import usageRoutes from './http/routes/usage.js';
 import viewsRoutes from './http/routes/views.js';
 import wellKnownRoutes from './http/routes/well-known.js';
-import { MOUNT_PREFIXES } from './http/scope.js';
 import { packageVersion } from './process/package-version.js';
-import { requestIdFrom } from './request-id.js';
+import { requestIdFrom } from './requests/request-id.js';
 import { openRegistry, type Registry } from './services/registry.js';
 import { loadSeeds } from './services/seed.js';
 
@@ -151,7 +151,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await fastify.register(responseCachePlugin, { state: registry.cache.state });
     await fastify.register(errorsPlugin);
     await fastify.register(securityLogPlugin);
-    await fastify.register(authPlugin, { tokens: registry.repositories.tokens });
+    await fastify.register(authPlugin, { tokens: registry.tokens });
     // After auth (limits are keyed by the authenticated token) and before swagger and the routes.
     await fastify.register(rateLimitPlugin);
     await fastify.register(multipart, {
@@ -212,7 +212,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await fastify.register(homeRoutes);
     await fastify.register(cliRoutes);
     // The read and agent-facing surface, mounted once per scope: the root (`default`), every namespace
-    // and every view (src/http/scope.ts); writes at the root and under a namespace.
+    // and every view (src/http/read-mounts.ts); writes at the root and under a namespace.
     for (const mount of ['root', 'namespace', 'view'] as const) {
       const mounted = { ...routes, mount, prefix: MOUNT_PREFIXES[mount] };
       await fastify.register(skillsReadRoutes, mounted);

@@ -2,7 +2,7 @@ import { createPrivateKey } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import { type BundleLimits, DEFAULT_LIMITS } from './bundle/types.js';
-import { DEFAULT_NAMESPACE, isValidNamespace } from './namespaces.js';
+import { DEFAULT_NAMESPACE, isValidNamespace } from './domain/scope.js';
 import { SCAN_BUDGET_MS, SEVERITIES, type Severity } from './scan/types.js';
 
 /** Environment variables read by the service, with their defaults. README's configuration table mirrors this. */

@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { type DataDirLock, DataDirLockedError, describeHolder, lockDataDir } from './db/data-dir-lock.js';
-import { isEntryPoint } from './entry-point.js';
-import { DEFAULT_NAMESPACE } from './namespaces.js';
+import { DEFAULT_NAMESPACE } from './domain/scope.js';
+import { isEntryPoint } from './process/entry-point.js';
 import { checkPortFree, describeListenError, ListenError } from './process/port-check.js';
 import { handleStops, startedByNpm } from './process/stop.js';
 
@@ -135,16 +135,7 @@ async function announce(app: FastifyInstance, config: Config): Promise<void> {
     `skill-registry ready at ${base}: console ${base}/ui, API docs ${base}/docs`,
   );
   if (config.adminToken) return;
-  const writers = await app.registry.repositories.tokens
-    .list()
-    .then((tokens) =>
-      tokens.filter(
-        (token) =>
-          (token.scopes.includes('publish') || token.scopes.includes('admin')) &&
-          (!token.expiresAt || new Date(token.expiresAt).getTime() > Date.now()),
-      ),
-    )
-    .catch(() => []);
+  const writers = await app.registry.tokens.writers().catch(() => []);
   if (writers.length > 0) return;
   app.log.warn(
     'no SKILLREG_ADMIN_TOKEN is set and no token may publish: the registry is read-only to everyone. ' +

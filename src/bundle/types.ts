@@ -3,7 +3,7 @@
  * and returns data or throws a BundleError, never touches the network, the database or the disk.
  */
 
-import { AppError } from '../errors.js';
+import { AppError } from '../domain/app-errors.js';
 
 /** One file of a skill bundle, addressed by its path relative to the skill root ("SKILL.md", "scripts/run.py"). */
 export interface BundleFile {

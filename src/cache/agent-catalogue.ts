@@ -1,4 +1,4 @@
-import { DEFAULT_NAMESPACE } from '../namespaces.js';
+import { DEFAULT_NAMESPACE } from '../domain/scope.js';
 import type {
   AgentCatalogueQuery,
   AgentCatalogueSource,

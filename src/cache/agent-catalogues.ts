@@ -1,4 +1,4 @@
-import { layersOf, type Scope } from '../namespaces.js';
+import { layersOf, type Scope } from '../domain/scope.js';
 import type { AgentCatalogueQuery, AgentSkill, PromptSkill } from '../render/prompt.js';
 import type { CatalogueRepository } from '../storage/catalogue-repository.js';
 import { LATEST } from '../storage/records.js';

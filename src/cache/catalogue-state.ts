@@ -1,4 +1,4 @@
-import { type Scope, splitSkillKey } from '../namespaces.js';
+import { type Scope, splitSkillKey } from '../domain/scope.js';
 
 /**
  * What this process knows about the catalogue's state without asking the database: the revision
@@ -43,7 +43,7 @@ export function deletedNamespaceOf(key: string | undefined): string | undefined 
 export interface ChangeEvent {
   revision: number;
   /**
-   * What the write changed: a skill key (src/namespaces.ts) or a view's change key; undefined when
+   * What the write changed: a skill key (src/domain/scope.ts) or a view's change key; undefined when
    * unknown (a gap was found by reading the row).
    */
   skill?: string;

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../db/client.js';
-import type { Scope } from '../namespaces.js';
+import type { Scope } from '../domain/scope.js';
 import type { CatalogueState, StateRow } from './catalogue-state.js';
 import type { ChangeFeed, ChangeFeedOptions } from './change-feed.js';
 import { ByteLru, sizeOf } from './lru.js';
@@ -21,7 +21,9 @@ import { acquireSharedState, type SharedState } from './shared-state.js';
  * computation, so a publish does not send every waiting agent to the database at once.
  *
  * Auth is never cached: routes authorize every request before asking the cache. What an entry holds
- * and when it is asked for is the services' business (src/services); this is the mechanism.
+ * and when it is asked for is the services' business: each read describes what it depends on once
+ * (src/services/cached-read.ts), which picks the tier, the key and the ETag together. This is the
+ * mechanism.
  */
 export interface ReadCacheOptions {
   /** Bytes the entries may hold together (default 64 MiB); 0 stores nothing (every read recomputed). */
@@ -60,10 +62,15 @@ interface Stamped<T> {
   value: T;
 }
 
-/** A value with its size, for compute functions that know it better than sizeOf() would. */
+/** A value with what it costs in memory: every compute function answers one (see measured). */
 export interface Sized<T> {
   value: T;
   bytes: number;
+}
+
+/** A value with its size as sizeOf() estimates it, for values that do not know their own. */
+export function measured<T>(value: T): Sized<T> {
+  return { value, bytes: sizeOf(value) };
 }
 
 /** Where the cache hears of writes as they commit in this process (the repositories' hooks). */
@@ -146,7 +153,7 @@ export class ReadCache {
   }
 
   /** A value that never changes for `key` (exact versions, version ids, digests). */
-  immutable<T>(key: string, compute: () => Promise<T | Sized<T>>, sized = false): Promise<T> {
+  immutable<T>(key: string, compute: () => Promise<Sized<T>>): Promise<T> {
     const full = `i|${key}`;
     const hit = this.lru.get(full) as Stamped<T> | undefined;
     if (hit) {
@@ -154,20 +161,14 @@ export class ReadCache {
       return Promise.resolve(hit.value);
     }
     this.counters.misses.immutable += 1;
-    return this.singleFlight(full, 0, compute, sized);
+    return this.singleFlight(full, 0, compute);
   }
 
   /**
    * A value that depends on one skill's current state, computed at catalogue revision `at` (read
    * before computing). Reused until a write to that skill with a higher revision is known.
    */
-  perSkill<T>(
-    skill: string,
-    key: string,
-    at: number,
-    compute: () => Promise<T | Sized<T>>,
-    sized = false,
-  ): Promise<T> {
+  perSkill<T>(skill: string, key: string, at: number, compute: () => Promise<Sized<T>>): Promise<T> {
     const full = `s|${skill}|${key}`;
     const hit = this.lru.get(full) as Stamped<T> | undefined;
     if (hit && typeof hit.stamp === 'number' && this.state.isFresh(skill, hit.stamp)) {
@@ -175,19 +176,14 @@ export class ReadCache {
       return Promise.resolve(hit.value);
     }
     this.counters.misses.skill += 1;
-    return this.singleFlight(full, at, compute, sized);
+    return this.singleFlight(full, at, compute);
   }
 
   /**
    * A value that depends on the whole catalogue, valid only for exactly `stamp` (the revision, plus
    * the loads revision for renderings ordered by use).
    */
-  catalogueWide<T>(
-    key: string,
-    stamp: number | string,
-    compute: () => Promise<T | Sized<T>>,
-    sized = false,
-  ): Promise<T> {
+  catalogueWide<T>(key: string, stamp: number | string, compute: () => Promise<Sized<T>>): Promise<T> {
     const full = `c|${key}`;
     const hit = this.lru.get(full) as Stamped<T> | undefined;
     if (hit && hit.stamp === stamp) {
@@ -195,7 +191,7 @@ export class ReadCache {
       return Promise.resolve(hit.value);
     }
     this.counters.misses.catalogue += 1;
-    return this.singleFlight(full, stamp, compute, sized);
+    return this.singleFlight(full, stamp, compute);
   }
 
   /**
@@ -244,7 +240,6 @@ export class ReadCache {
           bytes: computed.bytes + 64,
         };
       },
-      true,
       `${revision}.${loadsRevision}`,
     );
     return { value: entry.value, loadsRevision: entry.loadsRevision };
@@ -263,8 +258,7 @@ export class ReadCache {
   private singleFlight<T>(
     full: string,
     stamp: number | string,
-    compute: () => Promise<T | Sized<T>>,
-    sized: boolean,
+    compute: () => Promise<Sized<T>>,
     flight: number | string = stamp,
   ): Promise<T> {
     const flightKey = `${full}@${flight}`;
@@ -272,10 +266,7 @@ export class ReadCache {
     if (pending) return pending;
     const promise = (async () => {
       try {
-        const computed = await compute();
-        const { value, bytes } = sized
-          ? (computed as Sized<T>)
-          : { value: computed as T, bytes: sizeOf(computed) };
+        const { value, bytes } = await compute();
         this.store(full, { stamp, value }, bytes);
         return value;
       } finally {

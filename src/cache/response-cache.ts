@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { clientKey } from '../client-key.js';
-import type { Scope } from '../namespaces.js';
-import { requestIdFrom } from '../request-id.js';
-import { USAGE_HEADER } from '../usage-header.js';
+import type { Scope } from '../domain/scope.js';
+import { clientKey } from '../requests/client-key.js';
+import { requestIdFrom } from '../requests/request-id.js';
+import { USAGE_HEADER } from '../requests/usage-header.js';
 import type { CatalogueState } from './catalogue-state.js';
 import { ifNoneMatchMatches } from './etags.js';
 import { ByteLru } from './lru.js';

@@ -1,5 +1,5 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { DEFAULT_NAMESPACE } from '../namespaces.js';
+import { DEFAULT_NAMESPACE } from '../domain/scope.js';
 import {
   ANALYZER_VERSION,
   encodeTerms,

@@ -6,12 +6,14 @@
  * (see RetryOptions). test/cli/client.test.ts checks every method against the service's own /openapi.json.
  */
 
-export { RegistryError } from './errors.js';
 export { type ClientOptions, SkillRegistryClient } from './registry-client.js';
+export { RegistryError } from './registry-error.js';
 export { DEFAULT_RETRY, parseRetryAfter, type RetryEvent, type RetryOptions } from './retry.js';
 export type {
   CatalogueItem,
   CataloguePage,
+  CreatedToken,
+  CreateTokenBody,
   DsseEnvelope,
   Fetched,
   FileEntry,
@@ -20,17 +22,22 @@ export type {
   Problem,
   PublishResult,
   ScanResult,
+  SearchMatch,
   SearchResponse,
   SearchResult,
   Selector,
   SigningKey,
+  SigningKeys,
   SkillContentJson,
   SkillDetail,
+  TagMoveBody,
   TagMoveResult,
+  TokenList,
   TokenSummary,
   UploadBody,
   VersionSummary,
   View,
+  ViewBody,
   ViewList,
   YankResult,
 } from './types.js';

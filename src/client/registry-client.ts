@@ -1,4 +1,4 @@
-import { notModifiedWithoutCache, problemOf, RegistryError } from './errors.js';
+import { notModifiedWithoutCache, problemOf, RegistryError } from './registry-error.js';
 import {
   DEFAULT_RETRY,
   isRetryableNetworkError,
@@ -11,20 +11,24 @@ import {
 import type {
   CatalogueItem,
   CataloguePage,
+  CreatedToken,
+  CreateTokenBody,
   DsseEnvelope,
   Fetched,
   NamespaceDigests,
   PublishResult,
   SearchResponse,
   Selector,
-  SigningKey,
+  SigningKeys,
   SkillContentJson,
   SkillDetail,
+  TagMoveBody,
   TagMoveResult,
-  TokenSummary,
+  TokenList,
   UploadBody,
   VersionSummary,
   View,
+  ViewBody,
   ViewList,
   YankResult,
 } from './types.js';
@@ -178,7 +182,7 @@ export class SkillRegistryClient {
 
   /** The registry's signing keys (JWKS). */
   getSigningKeys() {
-    return this.getJson<{ keys: SigningKey[] }>('/.well-known/skillreg/keys.json');
+    return this.getJson<SigningKeys>('/.well-known/skillreg/keys.json');
   }
 
   /**
@@ -201,7 +205,7 @@ export class SkillRegistryClient {
   }
 
   /** Creates or replaces a view (admin): `created` says which. Layers are lowest precedence first. */
-  async putView(view: string, input: { layers: string[]; description?: string | null }) {
+  async putView(view: string, input: ViewBody) {
     const response = await this.request('PUT', `/views/${encodeURIComponent(view)}`, {
       json: input,
       idempotent: true,
@@ -272,7 +276,7 @@ export class SkillRegistryClient {
   async setTag(name: string, tag: string, version: string) {
     this.refuseWritesToView();
     const response = await this.request('PUT', this.skillPath(name, `/tags/${encodeURIComponent(tag)}`), {
-      json: { version },
+      json: { version } satisfies TagMoveBody,
       idempotent: true,
     });
     return (await response.json()) as TagMoveResult;
@@ -288,21 +292,16 @@ export class SkillRegistryClient {
     return (await response.json()) as YankResult;
   }
 
-  async createToken(input: {
-    name: string;
-    scopes: TokenSummary['scopes'];
-    /** Namespaces the token may act in: exact names or a trailing `*`; omitted: every namespace. */
-    namespaces?: string[];
-    expiresInDays?: number;
-  }) {
+  /** `namespaces`: where the token may act, exact names or a trailing `*`; omitted: every namespace. */
+  async createToken(input: CreateTokenBody) {
     // Not idempotent: a second attempt after a lost answer would create a second token.
     const response = await this.request('POST', '/tokens', { json: input, idempotent: false });
-    return (await response.json()) as TokenSummary & { secret: string };
+    return (await response.json()) as CreatedToken;
   }
 
   async listTokens() {
     const response = await this.request('GET', '/tokens', { idempotent: true });
-    return ((await response.json()) as { items: TokenSummary[] }).items;
+    return ((await response.json()) as TokenList).items;
   }
 
   async revokeToken(id: string): Promise<void> {

@@ -36,6 +36,11 @@ export interface DatabaseOptions {
   dataDir?: string;
   /** Largest number of pooled PostgreSQL connections. */
   poolSize?: number;
+  /**
+   * PGlite only: a data directory saved by PGlite's dumpDataDir() to start from instead of an empty
+   * cluster (the tests start every database from one migrated copy).
+   */
+  loadDataDir?: Blob;
 }
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations', import.meta.url));
@@ -49,7 +54,7 @@ const MIGRATION_LOCK_KEY = 7_349_112_001;
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   return options.url
     ? openPostgres(options.url, options.poolSize ?? 10)
-    : openPglite(options.dataDir ?? 'memory://');
+    : openPglite(options.dataDir ?? 'memory://', options.loadDataDir);
 }
 
 /**
@@ -158,7 +163,7 @@ function releaseDeadClients(pool: pg.Pool): void {
   });
 }
 
-async function openPglite(dataDir: string): Promise<Database> {
+async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database> {
   // Taken before PGlite reads a page: a second process on the same folder must stop here (see
   // data-dir-lock.ts). An in-memory database belongs to its process alone.
   const lock: DataDirLock | undefined = dataDir.startsWith('memory://')
@@ -166,7 +171,10 @@ async function openPglite(dataDir: string): Promise<Database> {
     : await lockDataDir(dataDir);
   let client: PGlite;
   try {
-    client = await PGlite.create(dataDir, { extensions: { pg_trgm } });
+    client = await PGlite.create(dataDir, {
+      extensions: { pg_trgm },
+      ...(loadDataDir ? { loadDataDir } : {}),
+    });
   } catch (error) {
     await lock?.release();
     throw error;

@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ifNoneMatchMatches } from '../cache/etags.js';
-import { clientKey } from '../client-key.js';
+import { clientKey } from '../requests/client-key.js';
+import { USAGE_HEADER } from '../requests/usage-header.js';
 import type { Answer } from '../services/answers.js';
-import { USAGE_HEADER } from '../usage-header.js';
 import { IMMUTABLE, REVALIDATE } from './caching.js';
 import { keepResponse } from './plugins/response-cache.js';
 

@@ -1,22 +1,9 @@
 import type { FastifyReply } from 'fastify';
-import { z } from 'zod';
+import type { z } from 'zod';
+import { problemSchema } from '../wire/index.js';
 
-/** RFC 9457 problem document. Extension members (errors, suggestions, limits...) are allowed. */
-export const problemSchema = z
-  .looseObject({
-    type: z
-      .string()
-      .describe('URI reference identifying the problem type; about:blank for plain HTTP errors'),
-    title: z.string().describe('Short summary of the problem type'),
-    status: z.number().int(),
-    detail: z.string().describe('What went wrong and how to fix it'),
-    instance: z.string().optional().describe('The request path'),
-    errors: z
-      .array(z.object({ path: z.string(), detail: z.string() }))
-      .optional()
-      .describe('Every specific problem, each naming where it is and how to fix it'),
-  })
-  .describe('RFC 9457 problem details (application/problem+json)');
+/** The problem document is part of the wire; the HTTP layer re-exports it for its plugins. */
+export { problemSchema };
 
 export type Problem = z.infer<typeof problemSchema>;
 

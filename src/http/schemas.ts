@@ -1,16 +1,16 @@
 import { z } from 'zod';
-import { DEFAULT_NAMESPACE, namespaceProblem } from '../namespaces.js';
+import { DEFAULT_NAMESPACE } from '../domain/scope.js';
+import { namespaceName, withoutNul } from '../wire/index.js';
 
 /**
  * Shared request schemas (parameters and queries); they are also what /openapi.json shows. The
- * documents the routes answer with are in src/services/documents.ts, shared with every other face.
+ * documents the routes answer with, and the request bodies, are in src/wire, shared with every face.
  */
 
-export const SKILL_NAME_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+/** Written with the bodies that use them too (src/wire/text.ts). */
+export { namespaceName, withoutNul };
 
-/** PostgreSQL text cannot hold NUL: such a value is refused as a 400 instead of failing the query (a 500). */
-export const withoutNul = (schema: z.ZodString) =>
-  schema.refine((value) => !value.includes('\u0000'), 'must not contain a NUL character');
+export const SKILL_NAME_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 
 export const nameParam = z.object({
   name: withoutNul(z.string().min(1).max(64)).describe('Skill name (lowercase letters, digits, hyphens)'),
@@ -21,12 +21,6 @@ export const selectorQuery = z.object({
   tag: withoutNul(z.string().max(64))
     .optional()
     .describe('Dist-tag such as latest, stable, beta (default latest)'),
-});
-
-/** A namespace name, with the rule it breaks when it is none. */
-export const namespaceName = withoutNul(z.string().max(200)).superRefine((namespace, context) => {
-  const problem = namespaceProblem(namespace);
-  if (problem) context.addIssue({ code: 'custom', message: problem });
 });
 
 /** The path parameter of everything under /namespaces/{namespace}/. */

@@ -2,10 +2,10 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { z } from 'zod';
 import { sniffArchiveKind } from '../bundle/archive-read.js';
 import type { BundleLimits } from '../bundle/types.js';
-import { BadRequestError } from '../errors.js';
+import { BadRequestError } from '../domain/app-errors.js';
 import type { Upload } from '../services/skill-writes.js';
 import { readMultipartUpload } from './multipart.js';
-import { answerError, type ErrorAnswer } from './plugins/errors.js';
+import { answerError, type ErrorAnswer } from './plugins/error-answers.js';
 import { namespaceParam } from './schemas.js';
 
 /** What the vendor faces (src/http/routes/anthropic.ts, openai.ts) share: errors, parameters, uploads. */
@@ -61,7 +61,7 @@ interface VendorFailure {
 }
 
 /**
- * The native answer (src/http/plugins/errors.ts) in one message: the vendors' shapes have no list of
+ * The native answer (src/http/plugins/error-answers.ts) in one message: the vendors' shapes have no list of
  * issues, so the first one (which file, which key, which parameter) joins the detail.
  */
 function failureOf(answer: ErrorAnswer): VendorFailure {

@@ -4,13 +4,12 @@ import {
   type ListResourcesResult,
   type ReadResourceResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../domain/app-errors.js';
 import { classifyFile, decodeText } from '../services/file-types.js';
 import { InstallableSkills } from '../services/installable.js';
-import { userInvocable } from '../services/visibility.js';
-import type { CatalogueItem } from '../storage/catalogue-repository.js';
-import { catalogue, PAGE, SKILL_MD } from './catalogue.js';
-import type { McpServerDependencies } from './server.js';
+import { LISTING_PAGE, type ListedSkill } from '../services/listing.js';
+import { SKILL_MD } from '../services/skill-reads.js';
+import type { McpServerDependencies } from './mcp-server.js';
 
 /** An unknown resource is invalid params (SEP-2164, which the skills extension follows). */
 const INVALID_PARAMS = -32602;
@@ -21,7 +20,7 @@ export function registerSkillResources(server: McpServer, deps: McpServerDepende
   const { reads } = deps;
   const completeName = async (value: string): Promise<string[]> => {
     try {
-      const page = await reads.catalogueItems(deps.scope, { q: value.trim() || undefined, limit: 100 });
+      const page = await reads.listing.page(deps.scope, { q: value.trim() || undefined, limit: 100 });
       const names = page.items.map((item) => item.name);
       return [
         ...names.filter((name) => name.startsWith(value)),
@@ -74,9 +73,10 @@ async function listSkillResources(
   deps: McpServerDependencies,
   cursor: string | undefined,
 ): Promise<ListResourcesResult> {
-  let page: { items: CatalogueItem[]; nextCursor?: string };
+  let page: { items: ListedSkill[]; nextCursor?: string };
   try {
-    page = await catalogue(deps.reads, deps.scope, { cursor }, PAGE);
+    // Lists people pick from leave out model-only background skills (see services/visibility.ts).
+    page = await deps.reads.listing.collect(deps.scope, { cursor, audience: 'people' }, LISTING_PAGE);
   } catch (error) {
     if (error instanceof AppError && error.status < 500) {
       throw new ResourceError(INVALID_PARAMS, error.message, { cursor, ...error.extensions });
@@ -84,15 +84,13 @@ async function listSkillResources(
     throw error;
   }
   return {
-    resources: page.items
-      .filter((item) => userInvocable(item.frontmatter))
-      .map((item) => ({
-        uri: resourceUri(item.name, SKILL_MD),
-        name: item.name,
-        title: `${item.name} ${item.version}`,
-        description: item.description,
-        mimeType: 'text/markdown',
-      })),
+    resources: page.items.map((item) => ({
+      uri: resourceUri(item.name, SKILL_MD),
+      name: item.name,
+      title: `${item.name} ${item.version}`,
+      description: item.description,
+      mimeType: 'text/markdown',
+    })),
     ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
   };
 }
@@ -135,8 +133,7 @@ async function readResource(
     const resolved = await reads.resolve(deps.scope, name, {});
     const { record } = resolved;
     const file = await reads.file(record, path);
-    if (file.path === SKILL_MD) reads.recordLoad(resolved, deps.client);
-    else reads.recordUse(resolved, 'files');
+    reads.recordFileRead(resolved, file.path, deps.client);
     // SKILL.md as hosts and installers need it (frontmatter completed where the registry filled it in),
     // the bytes the skills extension's manifest describes.
     const kind =

@@ -1,12 +1,12 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { AppError } from '../errors.js';
+import { AppError } from '../domain/app-errors.js';
 import { InstallableSkills } from '../services/installable.js';
+import { SKILL_MD } from '../services/skill-reads.js';
 import type { VersionRecord } from '../storage/records.js';
-import { catalogue, SKILL_MD } from './catalogue.js';
+import type { McpServerDependencies } from './mcp-server.js';
 import { resourceUri } from './resources.js';
-import type { McpServerDependencies } from './server.js';
 
 /**
  * The MCP skills extension (SEP-2640, `io.modelcontextprotocol/skills`): `skills/list` pages through
@@ -57,7 +57,11 @@ export function registerSkillsExtension(server: McpServer, deps: McpServerDepend
 
   server.server.setRequestHandler(listRequest, async (request) => {
     try {
-      const page = await catalogue(deps.reads, deps.scope, { cursor: request.params?.cursor }, SKILLS_PAGE);
+      const page = await deps.reads.listing.collect(
+        deps.scope,
+        { cursor: request.params?.cursor },
+        SKILLS_PAGE,
+      );
       const skills: SkillEntry[] = [];
       for (const item of page.items) {
         const { record } = await deps.reads.resolve(deps.scope, item.name, { version: item.version });

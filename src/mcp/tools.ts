@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import semver from 'semver';
 import { z } from 'zod';
-import { AppError } from '../errors.js';
+import { AppError } from '../domain/app-errors.js';
 import {
   FILE_PATH_DESCRIPTION,
   LOAD_SKILL_DESCRIPTION,
@@ -15,14 +15,14 @@ import {
   SEARCH_SKILLS_DESCRIPTION,
   SEARCH_SKILLS_TOOL,
   SKILL_VERSION_DESCRIPTION,
-} from '../render/tools.js';
+} from '../render/tool-definitions.js';
 import { classifyFile, IMAGE_TYPES } from '../services/file-types.js';
+import { SKILL_MD } from '../services/skill-reads.js';
 import { DEFAULT_TOOL_LIMIT, MAX_TOOL_LIMIT, type ModelSearchResult } from '../services/skill-search.js';
-import { isModelInvocable } from '../services/visibility.js';
 import type { VersionRecord, VersionSelector } from '../storage/records.js';
-import { catalogue, SKILL_MD } from './catalogue.js';
+import { listSkillsOutputSchema, searchSkillsOutputSchema } from '../wire/index.js';
+import type { McpServerDependencies } from './mcp-server.js';
 import { resourceUri } from './resources.js';
-import type { McpServerDependencies } from './server.js';
 
 /** Catalogue entries one list_skills call covers; past them it answers a cursor for the rest. */
 const LISTED_PER_CALL = 1_000;
@@ -83,20 +83,18 @@ export function registerSkillTools(server: McpServer, deps: McpServerDependencie
           .optional()
           .describe('nextCursor of the previous answer, for the next page'),
       },
-      outputSchema: {
-        skills: z.array(z.object({ name: z.string(), description: z.string(), version: z.string() })),
-        truncated: z.boolean().describe('true when more skills match than were returned: see nextCursor'),
-        nextCursor: z.string().optional().describe('Pass as cursor to list the next page'),
-      },
+      outputSchema: listSkillsOutputSchema.shape,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
     async ({ q, tag, cursor }) =>
       toolResult(async () => {
-        const { items, nextCursor } = await catalogue(reads, deps.scope, { q, tag, cursor }, LISTED_PER_CALL);
         // Skills only a person may invoke are not offered to the model (see services/visibility.ts).
-        const listed = items
-          .filter((item) => isModelInvocable(item.frontmatter))
-          .map(({ name, description, version }) => ({ name, description, version }));
+        const { items, nextCursor } = await reads.listing.collect(
+          deps.scope,
+          { q, tag, cursor, audience: 'model' },
+          LISTED_PER_CALL,
+        );
+        const listed = items.map(({ name, description, version }) => ({ name, description, version }));
         const truncated = nextCursor !== undefined;
         return {
           content: [{ type: 'text', text: renderCatalogue(listed, nextCursor, { q, tag }) }],
@@ -121,19 +119,7 @@ export function registerSkillTools(server: McpServer, deps: McpServerDependencie
           .optional()
           .describe(`${SEARCH_LIMIT_DESCRIPTION} (default ${DEFAULT_TOOL_LIMIT})`),
       },
-      outputSchema: {
-        results: z
-          .array(
-            z.object({
-              name: z.string(),
-              description: z.string(),
-              version: z.string(),
-              why: z.string().describe('The request words found in each field of the skill'),
-              score: z.number(),
-            }),
-          )
-          .describe('Best first; pass a name to load_skill'),
-      },
+      outputSchema: searchSkillsOutputSchema.shape,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
     async ({ query, limit }) =>
@@ -190,8 +176,7 @@ export function registerSkillTools(server: McpServer, deps: McpServerDependencie
         const { record } = resolved;
         const file = await reads.file(record, path.trim());
         const filePath = file.path;
-        if (filePath === SKILL_MD) reads.recordLoad(resolved, client);
-        else reads.recordUse(resolved, 'files');
+        reads.recordFileRead(resolved, filePath, client);
         const kind = classifyFile(filePath, file.bytes);
         if (kind.text !== undefined) return { content: [{ type: 'text', text: kind.text }] };
         const data = Buffer.from(file.bytes).toString('base64');

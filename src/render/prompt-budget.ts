@@ -1,5 +1,5 @@
-import { dropOrderOfSelection } from '../cache/prompt-memo.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../domain/app-errors.js';
+import { dropOrderOfSelection } from './prompt-memo.js';
 import type { FragmentRenderer, RenderedPrompt, RenderStyle } from './prompt-render.js';
 import {
   type CountedEntry,

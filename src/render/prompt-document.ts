@@ -1,64 +1,13 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { z } from 'zod';
-import type { CachedBody } from '../cache/bodies.js';
+import { promptJsonSchema } from '../wire/index.js';
+import type { CachedBody } from './response-bodies.js';
 
 /**
- * The JSON layout of GET /prompt (`format=json`) and the bytes of every layout, produced a slice at a
- * time: at large catalogues the lists and the prompt are tens of megabytes, and the event loop gets
- * turns in between.
+ * The bytes of every layout of GET /prompt (the JSON one's schema is src/wire's promptJsonSchema),
+ * produced a slice at a time: at large catalogues the lists and the prompt are tens of megabytes, and
+ * the event loop gets turns in between.
  */
-
-/** What listings say of a version's security scan (GET /skills/{name} has the findings). */
-export const scanVerdictSchema = z
-  .object({ verdict: z.enum(['pass', 'warn', 'block']) })
-  .nullable()
-  .describe(
-    "The version's security scan verdict: pass, or warn (published and flagged; GET /skills/{name} lists the findings); null for a version stored before scanning, until POST /admin/rescan",
-  );
-
-const omittedSchema = z.object({
-  name: z.string(),
-  reason: z
-    .enum(['budget', 'not-found', 'model-invocation-disabled'])
-    .describe(
-      'budget: dropped to fit budget= (the search-first fragment names it, or counts it when the names do not fit); not-found: a name= with no current version under the tag; model-invocation-disabled: disable-model-invocation is true',
-    ),
-});
-
-/** The JSON layout names at most this many omitted skills, so the answer does not grow with the catalogue. */
-export const OMITTED_NAMED = 100;
-
-export const promptJsonSchema = z.object({
-  prompt: z.string().describe('The fragment in the xml layout, ready to append to a system message'),
-  tokens: z.number().int().describe('Tokens of prompt (o200k_base)'),
-  included: z.array(
-    z.object({
-      name: z.string(),
-      namespace: z.string().optional().describe('In a view: the layer (namespace) the skill resolves to'),
-      version: z.string(),
-      location: z.string().describe('Absolute URL of the skill body (layer 2)'),
-      tokens: z.object({
-        entry: z.number().int().describe('Tokens this skill adds to the fragment'),
-        body: z.number().int().describe('Tokens of its body, once loaded'),
-      }),
-      scan: scanVerdictSchema,
-    }),
-  ),
-  omitted: z
-    .array(omittedSchema)
-    .describe(
-      `Skills left out, at most ${OMITTED_NAMED} whatever the catalogue's size: names asked for that were not found, then skills dropped for the budget (most loaded first), then skills that disable model invocation. omittedCount counts them all`,
-    ),
-  omittedCount: z
-    .number()
-    .int()
-    .describe('How many skills were left out, named in omitted or not (omitted names at most 100)'),
-  searchFirst: z
-    .boolean()
-    .describe(
-      'true when the instructions send the model to the search_skills tool for skills not listed: mode=search, or a budget that could not hold every selected skill',
-    ),
-});
 
 /** Entries encoded, and characters converted to UTF-8, per turn of the event loop. */
 const JSON_SLICE = 2_000;

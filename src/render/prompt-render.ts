@@ -1,6 +1,6 @@
 import type { PromptOptions, PromptSkill, PromptStyle } from './prompt-types.js';
 import type { Slicer } from './slicer.js';
-import { LOAD_SKILL_TOOL, READ_SKILL_FILE_TOOL, SEARCH_SKILLS_TOOL } from './tools.js';
+import { LOAD_SKILL_TOOL, READ_SKILL_FILE_TOOL, SEARCH_SKILLS_TOOL } from './tool-definitions.js';
 import { escapeXmlText } from './xml.js';
 
 /**

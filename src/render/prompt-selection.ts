@@ -1,4 +1,4 @@
-import { selectionOfSnapshot } from '../cache/prompt-memo.js';
+import { selectionOfSnapshot } from './prompt-memo.js';
 import type { AgentSkill, OmittedSkill, SelectedSkills } from './prompt-types.js';
 
 /**

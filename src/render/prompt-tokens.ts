@@ -1,4 +1,4 @@
-import { countsOf } from '../cache/prompt-memo.js';
+import { countsOf } from './prompt-memo.js';
 import {
   descriptionOf,
   emptyMarkdown,

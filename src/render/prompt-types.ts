@@ -1,6 +1,6 @@
 /**
  * The vocabulary the parts of the system-prompt fragment share (selection, token counts, budget,
- * rendering; see prompt.ts). Types only, so every part, and the memos in src/cache/prompt-memo.ts, can
+ * rendering; see prompt.ts). Types only, so every part, and the memos in src/render/prompt-memo.ts, can
  * import it without importing each other.
  */
 

@@ -12,13 +12,13 @@ import { Slicer } from './slicer.js';
  *
  * The work is split by concern: prompt-selection.ts chooses the skills, prompt-tokens.ts counts their
  * entries, prompt-budget.ts drops skills until the fragment fits, prompt-render.ts writes the text;
- * src/cache/prompt-memo.ts remembers what they compute across renderings. This module puts them
+ * src/render/prompt-memo.ts remembers what they compute across renderings. This module puts them
  * together and is where callers import all of it from.
  */
 
-export { clearEntryTokenMemo } from '../cache/prompt-memo.js';
+export { clearEntryTokenMemo } from './prompt-memo.js';
 
-import { countedLayoutOfSelection } from '../cache/prompt-memo.js';
+import { countedLayoutOfSelection } from './prompt-memo.js';
 
 export { PromptBudgetError } from './prompt-budget.js';
 export { skillLocation } from './prompt-render.js';

@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from '../config.js';
 import { openDatabase } from '../db/client.js';
-import { isEntryPoint } from '../entry-point.js';
+import { isEntryPoint } from '../process/entry-point.js';
 
 /**
  * Applies pending migrations (`npm run db:migrate`, `skillreg migrate`). Safe to run from many replicas

@@ -1,8 +1,5 @@
 import type { AgentCatalogues, ScopedCatalogue } from '../cache/agent-catalogues.js';
-import { jsonBody } from '../cache/bodies.js';
-import { revisionEtag } from '../cache/etags.js';
-import type { ReadCache } from '../cache/read-cache.js';
-import { type Scope, scopeKey } from '../namespaces.js';
+import type { Scope } from '../domain/scope.js';
 import {
   buildPrompt,
   namedOmissions,
@@ -12,10 +9,13 @@ import {
   type SkillSelection,
   selectAgentSkills,
 } from '../render/prompt.js';
-import { OMITTED_NAMED, promptJsonBody, textBody } from '../render/prompt-document.js';
-import { anthropicTools, openAiTools } from '../render/tools.js';
+import { promptJsonBody, textBody } from '../render/prompt-document.js';
+import { jsonBody } from '../render/response-bodies.js';
+import { anthropicTools, openAiTools } from '../render/tool-definitions.js';
+import { anthropicToolsSchema, OMITTED_NAMED, openAiToolsSchema } from '../wire/index.js';
 import { type Answer, JSON_CONTENT_TYPE } from './answers.js';
-import { anthropicToolsSchema, openAiToolsSchema } from './documents.js';
+import type { CachedReads } from './cached-read.js';
+import type { SkillListing } from './listing.js';
 
 export type PromptFormat = 'xml' | 'markdown' | 'json';
 export type ToolsProvider = 'anthropic' | 'openai';
@@ -48,12 +48,17 @@ const CONTENT_TYPES: Record<PromptFormat, string> = {
  */
 export class AgentRenderingService {
   constructor(
-    private readonly cache: ReadCache,
-    /** The agent catalogues in memory (every namespace's, and views over them), caught up by revision. */
-    readonly catalogues: AgentCatalogues,
+    private readonly reads: CachedReads,
+    /** The listing, whose agent catalogues in memory (every namespace's, and views over them) these select from. */
+    private readonly listing: SkillListing,
     /** The budget of a prompt that names none (SKILLREG_PROMPT_BUDGET); 0 means unlimited. */
     private readonly defaultBudget: number,
   ) {}
+
+  /** The in-memory copies renderings select from (warmed at start). */
+  get catalogues(): AgentCatalogues {
+    return this.listing.catalogues;
+  }
 
   async prompt(
     scope: Scope,
@@ -74,11 +79,13 @@ export class AgentRenderingService {
     // key carry it, so a changed default is never answered with a rendering made under the old one.
     const requested = request.budget ?? this.defaultBudget;
     const budget = requested === 0 ? undefined : requested;
-    const { loadsRevision } = await this.cache.current();
-    const revision = this.cache.state.scopeRevision(scope);
-    const where = scopeKey(scope);
-    const key = `prompt|${where}|${JSON.stringify([format, selection, budget ?? null, baseUrl, mode])}`;
     const render = () => this.renderPrompt(scope, selection, format, baseUrl, budget, mode);
+    const read = await this.reads.of({
+      read: 'prompt',
+      on: { kind: 'scope', scope },
+      shape: [format, selection, budget ?? null, baseUrl, mode],
+    });
+    // Not repeated by the response cache: a budgeted rendering also follows the loads.
     const answer = (etag: string, rendered: () => Promise<RenderedPrompt>): Answer => ({
       etag,
       immutable: false,
@@ -90,28 +97,16 @@ export class AgentRenderingService {
           : { payload: body, headers: { 'x-prompt-tokens': String(tokens) } };
       },
     });
-    if (budget === undefined) {
-      const etag = revisionEtag(revision, 'prompt', where, format, selection, null, baseUrl, null, mode);
-      return answer(etag, () => this.cache.catalogueWide(key, revision, render, true));
-    }
+    if (budget === undefined) return answer(read.etag, () => read.value(render));
     // Which skills a budget drops depends on recent loads, which do not bump the revision: the ETag
     // names the loads revision the rendering was made at, so it is rendered before the ETag is known.
-    const byLoads = await this.cache.byLoads(key, revision, loadsRevision, render).catch((error: unknown) => {
-      // The rendering (and a concurrent request sharing it) knows the budget, not who chose it.
-      throw request.budget === undefined && error instanceof PromptBudgetError ? error.ofDefault() : error;
-    });
-    const etag = revisionEtag(
-      revision,
-      'prompt',
-      where,
-      format,
-      selection,
-      budget,
-      baseUrl,
-      byLoads.value.byLoads ? String(byLoads.loadsRevision) : 'all-fit',
-      mode,
-    );
-    return answer(etag, () => Promise.resolve(byLoads.value));
+    const rendered = await read
+      .byLoads(render, (value) => value.byLoads)
+      .catch((error: unknown) => {
+        // The rendering (and a concurrent request sharing it) knows the budget, not who chose it.
+        throw request.budget === undefined && error instanceof PromptBudgetError ? error.ofDefault() : error;
+      });
+    return answer(rendered.etag, () => Promise.resolve(rendered.value));
   }
 
   async tools(
@@ -132,33 +127,29 @@ export class AgentRenderingService {
     const options = { strict, nameEnum: !searchFirst, search: searchFirst || !narrowed };
     // Search-first definitions are the same for every selection.
     const shape = searchFirst ? null : selection;
-    const revision = await this.cache.scopeRevision(scope);
-    const where = scopeKey(scope);
-    return {
-      etag: revisionEtag(revision, 'tools', where, provider, strict, mode, shape),
-      immutable: false,
+    const read = await this.reads.of({
+      read: 'tools',
+      on: { kind: 'scope', scope },
+      shape: [provider, strict, mode, shape],
+    });
+    return read.answer({
       contentType: JSON_CONTENT_TYPE,
-      body: async () => {
-        const body = await this.cache.catalogueWide(
-          `tools|${where}|${JSON.stringify([provider, strict, mode, shape])}`,
-          revision,
-          async () => {
-            // Search-first definitions name no skill: the catalogue is not read, whatever its size.
-            const names = searchFirst ? [] : await this.invocableNames(scope, selection);
-            return provider === 'openai'
-              ? jsonBody(openAiToolsSchema, openAiTools(names, options))
-              : jsonBody(anthropicToolsSchema, anthropicTools(names, options));
-          },
-          true,
-        );
-        return { payload: body };
+      unrepeatable: true,
+      render: async () => {
+        // Search-first definitions name no skill: the catalogue is not read, whatever its size.
+        const names = searchFirst ? [] : await this.invocableNames(scope, selection);
+        return provider === 'openai'
+          ? jsonBody(openAiToolsSchema, openAiTools(names, options))
+          : jsonBody(anthropicToolsSchema, anthropicTools(names, options));
       },
-    };
+    });
   }
 
   /** Names of the selected skills a model may invoke, in catalogue order. */
   async invocableNames(scope: Scope, selection: SkillSelection): Promise<string[]> {
-    const { skills } = await selectAgentSkills(this.catalogues.of(scope), selection, { descriptions: false });
+    const { skills } = await selectAgentSkills(this.listing.agentCatalogue(scope), selection, {
+      descriptions: false,
+    });
     return skills.map((skill) => skill.name);
   }
 
@@ -170,7 +161,7 @@ export class AgentRenderingService {
     budget: number | undefined,
     mode: PromptMode,
   ): Promise<{ value: RenderedPrompt; bytes: number }> {
-    const catalogue: ScopedCatalogue = this.catalogues.of(scope);
+    const catalogue: ScopedCatalogue = this.listing.agentCatalogue(scope);
     const selected = await selectAgentSkills(catalogue, selection);
     const result: PromptResult = await buildPrompt(selected.skills, {
       style: format === 'markdown' ? 'markdown' : 'xml',

@@ -12,7 +12,7 @@ export interface Answer {
   contentType: string;
   /** How long the answer stays true, for the response cache; undefined: never repeated without the route. */
   validity?: ResponseValidity;
-  /** Runs each time the body is sent (not for a 304), e.g. to count a layer-2 load; `client` is src/client-key.ts. */
+  /** Runs each time the body is sent (not for a 304), e.g. to count a layer-2 load; `client` is src/requests/client-key.ts. */
   onBody?: (client: string) => void;
   body(): Promise<AnswerBody>;
 }

@@ -1,6 +1,6 @@
 import { writeTarGz, writeZip } from '../bundle/archive-write.js';
 import { fileDigest } from '../bundle/digest.js';
-import { installableFiles, installableSkillMd } from '../bundle/installable.js';
+import { installableFiles, installableSkillMd } from '../bundle/installable-skill-md.js';
 import type { BundleFile } from '../bundle/types.js';
 import type { ArchivesRepository, ArchiveToBuild } from '../storage/archives-repository.js';
 import { type ArchiveContents, type ArchiveFormat, archiveKey } from '../storage/records.js';
@@ -215,8 +215,8 @@ export class ArchiveService {
     return missing.length;
   }
 
-  /** Current versions with their stored installable archive digests (see ArchivesRepository.current). */
-  currentInstallable(format: ArchiveFormat, namespace?: string) {
-    return this.archives.current(archiveKey(format, 'installable'), namespace);
+  /** The sha256 of each given version's stored archive, for those that have one built. */
+  storedDigests(versionIds: readonly string[], format: ArchiveFormat, contents: ArchiveContents) {
+    return this.archives.storedDigests(versionIds, archiveKey(format, contents));
   }
 }

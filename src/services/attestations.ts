@@ -1,6 +1,5 @@
-import { digestEtag } from '../cache/etags.js';
-import { NotFoundError } from '../errors.js';
-import type { Scope } from '../namespaces.js';
+import { NotFoundError } from '../domain/app-errors.js';
+import type { Scope } from '../domain/scope.js';
 import type { VersionSelector } from '../storage/records.js';
 import { type Answer, JSON_CONTENT_TYPE } from './answers.js';
 import type { SigningService } from './signing.js';
@@ -20,11 +19,14 @@ export class AttestationService {
     const resolved = await this.reads.resolve(scope, name, selector);
     const { record } = resolved;
     // An envelope never changes once kept: its ETag is the version's.
-    return {
-      etag: digestEtag(record.digest, 'attestation'),
-      immutable: resolved.selector.version !== undefined,
+    const read = await this.reads.cached.of({
+      read: 'attestation',
+      on: { kind: 'version', id: record.id, digest: record.digest },
+      shape: ['attestation'],
+      through: { scope, resolved },
+    });
+    return read.answer({
       contentType: JSON_CONTENT_TYPE,
-      validity: this.reads.validity(scope, resolved),
       body: async () => {
         const envelope = await this.signing.envelopeOf(record.id);
         if (!envelope) throw new NotFoundError(`version ${record.version} of '${name}' is no longer stored`);
@@ -33,6 +35,6 @@ export class AttestationService {
           headers: { 'x-skill-version': record.version, 'x-skill-digest': record.digest },
         };
       },
-    };
+    });
   }
 }

@@ -1,7 +1,5 @@
-import { bufferBody } from '../cache/bodies.js';
-import { digestEtag } from '../cache/etags.js';
-import type { ReadCache } from '../cache/read-cache.js';
-import type { Scope } from '../namespaces.js';
+import type { Scope } from '../domain/scope.js';
+import { bufferBody } from '../render/response-bodies.js';
 import {
   type ArchiveContents,
   type ArchiveFormat,
@@ -21,7 +19,6 @@ export class BundleService {
   constructor(
     private readonly reads: SkillReadService,
     private readonly archives: ArchiveService,
-    private readonly cache: ReadCache,
   ) {}
 
   /** A version's archive, built once and stored (see ArchiveService). */
@@ -30,15 +27,16 @@ export class BundleService {
     format: ArchiveFormat,
     contents: ArchiveContents,
   ): Promise<{ bytes: Buffer; sha256: string }> {
-    return this.cache.immutable(
-      `archive|${record.id}|${archiveKey(format, contents)}`,
-      async () => {
-        const stored = await this.archives.archive(record, format, contents);
-        const { value } = bufferBody(stored.bytes);
-        return { value: { bytes: value, sha256: stored.sha256 }, bytes: value.byteLength + 200 };
-      },
-      true,
-    );
+    const read = await this.reads.cached.of({
+      read: 'archive',
+      on: { kind: 'version', id: record.id, digest: record.digest },
+      shape: [archiveKey(format, contents)],
+    });
+    return read.value(async () => {
+      const stored = await this.archives.archive(record, format, contents);
+      const { value } = bufferBody(stored.bytes);
+      return { value: { bytes: value, sha256: stored.sha256 }, bytes: value.byteLength + 200 };
+    });
   }
 
   /** GET /skills/{name}/bundle. */
@@ -51,12 +49,16 @@ export class BundleService {
   ): Promise<Answer> {
     const resolved = await this.reads.resolve(scope, name, selectorOf(query));
     const { record } = resolved;
-    return {
-      etag: digestEtag(record.digest, archiveKey(format, contents)),
-      immutable: resolved.selector.version !== undefined,
+    const read = await this.reads.cached.of({
+      read: 'bundle',
+      on: { kind: 'version', id: record.id, digest: record.digest },
+      shape: [archiveKey(format, contents)],
+      through: { scope, resolved },
+    });
+    return read.answer({
       contentType: format === 'zip' ? 'application/zip' : 'application/gzip',
-      validity: this.reads.validity(scope, resolved),
       onBody: () => this.reads.recordUse(resolved, 'downloads'),
+      // The headers name the archive's own hash, known once it is built.
       body: async () => {
         const archive = await this.archive(record, format, contents);
         return {
@@ -71,6 +73,6 @@ export class BundleService {
           },
         };
       },
-    };
+    });
   }
 }

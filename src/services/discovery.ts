@@ -1,16 +1,14 @@
-import { z } from 'zod';
-import { jsonBody } from '../cache/bodies.js';
-import { revisionEtag } from '../cache/etags.js';
-import type { ReadCache } from '../cache/read-cache.js';
-import { layersOf, type Scope, scopeKey, scopePath } from '../namespaces.js';
+import type { z } from 'zod';
+import { type Scope, scopePath } from '../domain/scope.js';
+import { jsonBody } from '../render/response-bodies.js';
 import type { CurrentArchive } from '../storage/archives-repository.js';
 import { type ArchiveFormat, archiveKey } from '../storage/records.js';
-import { type Answer, bodyOf, JSON_CONTENT_TYPE } from './answers.js';
+import { DISCOVERY_SCHEMA, type discoveryEntrySchema, discoveryIndexSchema } from '../wire/index.js';
+import { type Answer, JSON_CONTENT_TYPE } from './answers.js';
 import { type ArchiveService, PUBLISH_ARCHIVE_FORMAT } from './archives.js';
 import type { BundleService } from './bundles.js';
+import type { ListedSkill } from './listing.js';
 import type { SkillReadService } from './skill-reads.js';
-
-export const DISCOVERY_SCHEMA = 'https://schemas.agentskills.io/discovery/0.2.0/schema.json' as const;
 
 /**
  * The archive format the index points at. The `skills` CLI (npm `skills`) reads both, but its tar
@@ -29,29 +27,7 @@ export const INDEX_ARCHIVE_FORMAT: ArchiveFormat = PUBLISH_ARCHIVE_FORMAT;
  */
 const INDEX_ARCHIVE_KEY = archiveKey(INDEX_ARCHIVE_FORMAT, 'installable');
 
-const entrySchema = z.object({
-  name: z.string(),
-  description: z.string(),
-  version: z.string().describe('The version the entry installs (agentskills draft, PR #380)'),
-  type: z.literal('archive'),
-  url: z.string().describe('Absolute URL of the version-pinned bundle (immutable)'),
-  digest: z
-    .string()
-    .regex(/^sha256:[0-9a-f]{64}$/)
-    .describe(
-      "The archive's hash: sha256 of the exact bytes of the zip served at url (named digest by the discovery schema). Not the version's digest of GET /skills/{name}, which is over its files whatever the archive",
-    ),
-  namespace: z.string().optional().describe('In a view: the layer (namespace) the skill resolves to'),
-});
-
-export const discoveryIndexSchema = z
-  .object({
-    $schema: z.literal(DISCOVERY_SCHEMA),
-    skills: z.array(entrySchema),
-  })
-  .describe('Agent Skills discovery index 0.2.0');
-
-type IndexEntry = z.infer<typeof entrySchema>;
+type IndexEntry = z.infer<typeof discoveryEntrySchema>;
 
 /** The version-pinned bundle URL: an exact version is immutable, so the digest next to it stays true. */
 export function bundleUrl(base: string, name: string, version: string): string {
@@ -65,7 +41,7 @@ export function bundleUrl(base: string, name: string, version: string): string {
 function toEntry(
   origin: string,
   namespace: string,
-  entry: Pick<CurrentArchive, 'name' | 'description' | 'version'>,
+  entry: Pick<ListedSkill, 'name' | 'description' | 'version'>,
   sha256: string,
   inView: boolean,
 ): IndexEntry {
@@ -91,7 +67,6 @@ export class DiscoveryService {
   private building: Promise<unknown> = Promise.resolve();
 
   constructor(
-    private readonly cache: ReadCache,
     private readonly archives: ArchiveService,
     private readonly reads: SkillReadService,
     private readonly bundles: BundleService,
@@ -103,77 +78,84 @@ export class DiscoveryService {
    * layer each name resolves to), links under `origin` (the registry's base URL).
    */
   async index(scope: Scope, origin: string): Promise<Answer> {
-    const revision = await this.cache.scopeRevision(scope);
-    const where = scopeKey(scope);
-    return {
-      etag: revisionEtag(revision, 'agent-skills-index', where, origin, INDEX_ARCHIVE_KEY),
-      immutable: false,
+    const read = await this.reads.cached.of({
+      read: 'agent-skills-index',
+      on: { kind: 'scope', scope },
+      shape: [origin, INDEX_ARCHIVE_KEY],
+    });
+    return read.answer({
       contentType: JSON_CONTENT_TYPE,
-      validity: { kind: 'scope', scope, revision },
-      body: async () => {
-        const body = await this.cache.catalogueWide(
-          `agent-skills-index|${where}|${origin}`,
-          revision,
-          async () => {
-            const layers = layersOf(scope);
-            const perLayer = await Promise.all(
-              layers.map((namespace) => this.archives.currentInstallable(INDEX_ARCHIVE_FORMAT, namespace)),
-            );
-            const winners = new Map<string, { entry: CurrentArchive; namespace: string }>();
-            perLayer.forEach((current, at) => {
-              for (const entry of current) winners.set(entry.name, { entry, namespace: layers[at]! });
-            });
-            const current = [...winners.values()].sort((a, b) =>
-              a.entry.name < b.entry.name ? -1 : a.entry.name > b.entry.name ? 1 : 0,
-            );
-            const digests = await this.withDigests(current.map(({ entry }) => entry));
-            const inView = scope.kind === 'view';
-            return jsonBody(discoveryIndexSchema, {
-              $schema: DISCOVERY_SCHEMA,
-              skills: current.map(({ entry, namespace }) =>
-                toEntry(origin, namespace, entry, digests.get(entry.versionId)!, inView),
-              ),
-            });
-          },
-          true,
-        );
-        return { payload: body };
+      render: async () => {
+        const current = await this.currentArchives(scope);
+        const digests = await this.withDigests(current);
+        const inView = scope.kind === 'view';
+        return jsonBody(discoveryIndexSchema, {
+          $schema: DISCOVERY_SCHEMA,
+          skills: current.map((entry) =>
+            toEntry(origin, entry.namespace, entry, digests.get(entry.versionId)!, inView),
+          ),
+        });
       },
-    };
+    });
   }
 
   /** The index restricted to one skill's latest version in a scope. */
   async skillIndex(scope: Scope, name: string, origin: string): Promise<Answer> {
-    const { record, revision, namespace } = await this.reads.resolve(scope, name, {});
+    // Pinned before resolving: a write in between leaves a newer entry under an older revision, never
+    // the reverse.
+    const read = await this.reads.cached.of({
+      read: 'agent-skills-index',
+      on: { kind: 'scope', scope },
+      shape: [origin, INDEX_ARCHIVE_KEY, name],
+    });
+    const { record, namespace } = await this.reads.resolve(scope, name, {});
     const inView = scope.kind === 'view';
-    const body = await this.cache.immutable(
-      `agent-skills-index|${record.id}|${origin}|${inView}`,
-      async () => {
+    return read.answer({
+      contentType: JSON_CONTENT_TYPE,
+      unrepeatable: true,
+      render: async () => {
         const archive = await this.bundles.archive(record, INDEX_ARCHIVE_FORMAT, 'installable');
         return jsonBody(discoveryIndexSchema, {
           $schema: DISCOVERY_SCHEMA,
           skills: [toEntry(origin, namespace, record, archive.sha256, inView)],
         });
       },
-      true,
+    });
+  }
+
+  /**
+   * Every skill the index lists, by name (code point order, whatever the database's collation), with
+   * the sha256 of its stored installable archive, or null before it is built. What is current and
+   * which layer of a view wins a name is the listing's to say.
+   */
+  async currentArchives(scope: Scope): Promise<(CurrentArchive & { namespace: string })[]> {
+    const listed = (await this.reads.listing.all(scope)).sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
     );
-    return {
-      etag: revisionEtag(
-        revision,
-        'agent-skills-index',
-        scopeKey(scope),
-        origin,
-        INDEX_ARCHIVE_KEY,
-        record.name,
-      ),
-      immutable: false,
-      contentType: JSON_CONTENT_TYPE,
-      body: bodyOf(body),
-    };
+    const stored = new Map<string, string>();
+    for (let start = 0; start < listed.length; start += 2000) {
+      const ids = listed.slice(start, start + 2000).map((item) => item.versionId);
+      for (const [id, sha256] of await this.archives.storedDigests(
+        ids,
+        INDEX_ARCHIVE_FORMAT,
+        'installable',
+      )) {
+        stored.set(id, sha256);
+      }
+    }
+    return listed.map((item) => ({
+      versionId: item.versionId,
+      name: item.name,
+      description: item.description,
+      version: item.version,
+      totalSize: item.totalSize,
+      archiveSha256: stored.get(item.versionId) ?? null,
+      namespace: item.namespace ?? (scope.kind === 'namespace' ? scope.namespace : ''),
+    }));
   }
 
   /** Digests of the archives, building (and storing, once per version) those not built yet. */
-  private async withDigests(current: CurrentArchive[]): Promise<Map<string, string>> {
+  private async withDigests(current: readonly CurrentArchive[]): Promise<Map<string, string>> {
     const digests = new Map<string, string>();
     const missing: CurrentArchive[] = [];
     for (const entry of current) {

@@ -1,5 +1,5 @@
 import { fileDigest } from '../bundle/digest.js';
-import { type InstallableSkillMd, installableSkillMd } from '../bundle/installable.js';
+import { type InstallableSkillMd, installableSkillMd } from '../bundle/installable-skill-md.js';
 import type { VersionRecord } from '../storage/records.js';
 import type { SkillReadService } from './skill-reads.js';
 
@@ -19,7 +19,7 @@ export interface InstallableFile {
 /**
  * What faces that hand a skill to an installer or host serve (MCP resources and manifests): the files
  * as published, but SKILL.md with its frontmatter completed where the registry filled in the name or
- * description (src/bundle/installable.ts), and digests of exactly those bytes.
+ * description (src/bundle/installable-skill-md.ts), and digests of exactly those bytes.
  */
 export class InstallableSkills {
   constructor(private readonly reads: SkillReadService) {}

@@ -1,45 +1,38 @@
-import { jsonBody } from '../cache/bodies.js';
 import { namespaceDeletedKey } from '../cache/catalogue-state.js';
-import { revisionEtag } from '../cache/etags.js';
 import type { ReadCache } from '../cache/read-cache.js';
-import { BadRequestError, ConflictError } from '../errors.js';
-import { DEFAULT_NAMESPACE, type Scope } from '../namespaces.js';
+import { BadRequestError, ConflictError } from '../domain/app-errors.js';
+import { DEFAULT_NAMESPACE, type Scope } from '../domain/scope.js';
+import { jsonBody } from '../render/response-bodies.js';
 import type { NamespacesRepository } from '../storage/namespaces-repository.js';
+import { namespaceDigestsSchema, namespacesResponseSchema } from '../wire/index.js';
 import { type Answer, JSON_CONTENT_TYPE } from './answers.js';
-import { namespaceDigestsSchema, namespacesResponseSchema } from './documents.js';
+import { CachedReads } from './cached-read.js';
 import { unknownNamespace } from './not-found.js';
 
 /** What namespaces exist and hold (GET /namespaces). */
 export class NamespaceService {
   constructor(
     private readonly namespaces: NamespacesRepository,
-    private readonly cache: ReadCache,
-  ) {}
+    cache: ReadCache,
+  ) {
+    this.reads = new CachedReads(cache);
+  }
+
+  private readonly reads: CachedReads;
 
   /** Every namespace with its count of current skills: true until the next write anywhere. */
   async listAnswer(): Promise<Answer> {
-    const revision = await this.cache.revision();
-    return {
-      etag: revisionEtag(revision, 'namespaces'),
-      immutable: false,
+    const read = await this.reads.of({ read: 'namespaces', on: { kind: 'catalogue' } });
+    return read.answer({
       contentType: JSON_CONTENT_TYPE,
-      validity: { kind: 'catalogue', revision },
-      body: async () => {
-        const body = await this.cache.catalogueWide(
-          'namespaces',
-          revision,
-          async () =>
-            jsonBody(namespacesResponseSchema, {
-              items: (await this.namespaces.list()).map((item) => ({
-                ...item,
-                createdAt: item.createdAt.toISOString(),
-              })),
-            }),
-          true,
-        );
-        return { payload: body };
-      },
-    };
+      render: async () =>
+        jsonBody(namespacesResponseSchema, {
+          items: (await this.namespaces.list()).map((item) => ({
+            ...item,
+            createdAt: item.createdAt.toISOString(),
+          })),
+        }),
+    });
   }
 
   /**
@@ -48,26 +41,15 @@ export class NamespaceService {
    * write into the namespace.
    */
   async digestsAnswer(scope: Extract<Scope, { kind: 'namespace' }>): Promise<Answer> {
-    const revision = await this.cache.scopeRevision(scope);
-    return {
-      etag: revisionEtag(revision, 'digests', scope.namespace),
-      immutable: false,
+    const read = await this.reads.of({ read: 'digests', on: { kind: 'scope', scope } });
+    return read.answer({
       contentType: JSON_CONTENT_TYPE,
-      validity: { kind: 'scope', scope, revision },
-      body: async () => {
-        const body = await this.cache.catalogueWide(
-          `digests|${scope.namespace}`,
-          revision,
-          async () =>
-            jsonBody(namespaceDigestsSchema, {
-              namespace: scope.namespace,
-              skills: await this.namespaces.digests(scope.namespace),
-            }),
-          true,
-        );
-        return { payload: body };
-      },
-    };
+      render: async () =>
+        jsonBody(namespaceDigestsSchema, {
+          namespace: scope.namespace,
+          skills: await this.namespaces.digests(scope.namespace),
+        }),
+    });
   }
 
   /**

@@ -1,5 +1,5 @@
 import { sortVersionsDescending } from '../bundle/version.js';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError } from '../domain/app-errors.js';
 import { LATEST } from '../storage/records.js';
 
 /**

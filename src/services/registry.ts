@@ -17,13 +17,14 @@ import { UsageRecorder } from '../storage/usage-recorder.js';
 import { UsageRepository } from '../storage/usage-repository.js';
 import { VendorRepository } from '../storage/vendor-repository.js';
 import { ViewsRepository } from '../storage/views-repository.js';
+import { AdminListService, TokenService } from './administration.js';
 import { AgentRenderingService } from './agent-renderings.js';
 import { ArchiveService } from './archives.js';
 import { AttestationService } from './attestations.js';
 import { BundleService } from './bundles.js';
 import { DiscoveryService } from './discovery.js';
 import { NamespaceService } from './namespaces.js';
-import { fillPromptTokens } from './prompt-tokens.js';
+import { fillPromptTokens } from './prompt-token-backfill.js';
 import { RescanService } from './rescan.js';
 import { ScanService } from './scanning.js';
 import { ScopeService } from './scopes.js';
@@ -82,6 +83,10 @@ export interface Registry {
   scopes: ScopeService;
   /** The one search ranking (GET /skills?q=, /prompt?q=, search_skills), over an index in memory. */
   search: SkillSearchService;
+  /** Issuing, listing, revoking and authenticating tokens. */
+  tokens: TokenService;
+  /** The audit log and the quarantine, as admins page through them. */
+  adminLists: AdminListService;
   /** Stores the prompt entry counts of older versions (see prompt-tokens.ts); answers how many. */
   fillPromptTokens(): Promise<number>;
   /** Writes pending loads and lets go of the caches (the database stays open). */
@@ -149,8 +154,8 @@ export async function openRegistry(options: {
     registryUrl: config.publicUrl ?? `http://${config.host}:${config.port}`,
   });
   const writes = new SkillWriteService(skills, config.limits, scanning, signing);
-  const reads = new SkillReadService(skills, repositories.catalogue, cache, loads, search);
-  const bundles = new BundleService(reads, archives, cache);
+  const reads = new SkillReadService(skills, repositories.catalogue, cache, loads, search, catalogues);
+  const bundles = new BundleService(reads, archives);
   return {
     config,
     database,
@@ -162,8 +167,8 @@ export async function openRegistry(options: {
     signing,
     attestations: new AttestationService(reads, signing),
     reads,
-    agents: new AgentRenderingService(cache, catalogues, config.promptBudget),
-    discovery: new DiscoveryService(cache, archives, reads, bundles, log),
+    agents: new AgentRenderingService(reads.cached, reads.listing, config.promptBudget),
+    discovery: new DiscoveryService(archives, reads, bundles, log),
     archives,
     bundles,
     vendorSkills: new VendorSkillService(new VendorRepository(db), writes, reads, bundles, config.limits),
@@ -171,6 +176,8 @@ export async function openRegistry(options: {
     namespaces: new NamespaceService(repositories.namespaces, cache),
     scopes: new ScopeService(cache, skills, repositories.views),
     search,
+    tokens: new TokenService(repositories.tokens),
+    adminLists: new AdminListService(repositories.audit, skills),
     fillPromptTokens: () => fillPromptTokens(repositories.catalogue),
     async close() {
       await loads.flush();

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { SkillsRepository } from '../storage/skills-repository.js';
+import type { RescanReport } from '../wire/types.js';
 import type { ScanService } from './scanning.js';
 import { quarantineLogFields, type SkillWriteService } from './skill-writes.js';
 
@@ -16,16 +17,8 @@ const CONCURRENCY = 4;
 /** Newly quarantined versions the report names (the count is always complete). */
 const MAX_LISTED = 1_000;
 
-export interface RescanReport {
-  rules: string;
-  scanned: number;
-  verdicts: { pass: number; warn: number; block: number };
-  /** Versions whose stored scan changed (new verdict, findings or rules), quarantined ones included. */
-  changed: number;
-  /** Versions newly put in quarantine, at most MAX_LISTED. */
-  quarantined: { namespace: string; name: string; version: string; findings: number }[];
-  quarantinedCount: number;
-}
+/** The answer of POST /admin/rescan (src/wire: rescanReportSchema); `quarantined` lists at most MAX_LISTED. */
+export type { RescanReport };
 
 export class RescanService {
   constructor(

@@ -1,6 +1,6 @@
-import type { ReadCache } from '../cache/read-cache.js';
-import { NotFoundError } from '../errors.js';
-import { layersOf, type Scope, skillKey } from '../namespaces.js';
+import { measured, type ReadCache } from '../cache/read-cache.js';
+import { NotFoundError } from '../domain/app-errors.js';
+import { layersOf, type Scope, skillKey } from '../domain/scope.js';
 import { LATEST, type VersionRecord, type VersionSelector } from '../storage/records.js';
 import type { SkillsRepository } from '../storage/skills-repository.js';
 import { missingTag, unknownSkill, unknownVersion } from './not-found.js';
@@ -26,6 +26,12 @@ type Servable = { record: VersionRecord } | { exists: boolean };
  * What each namespace holds for a name is kept per skill (misses too), so resolving through a view of
  * three layers costs no query once warm, and a write to the skill in any layer is seen at once.
  */
+/**
+ * How an exact version is looked up: `immutable` keeps it as the version it is (cached for good);
+ * `with-yank` reads its yank flag as it is now.
+ */
+type ExactVersions = { exact: 'immutable' | 'with-yank' };
+
 export class SkillResolver {
   constructor(
     private readonly skills: SkillsRepository,
@@ -34,7 +40,7 @@ export class SkillResolver {
 
   /** Resolves a selector to one stored version, or throws a 404 that says what exists. */
   async resolve(scope: Scope, name: string, selector: VersionSelector = {}): Promise<Resolved> {
-    return this.resolveIn(scope, name, selector, true);
+    return this.resolveIn(scope, name, selector, { exact: 'immutable' });
   }
 
   /**
@@ -42,7 +48,7 @@ export class SkillResolver {
    * immutable, which they are but for that flag): for faces that tell a reader a version is yanked.
    */
   async resolveWithYank(scope: Scope, name: string, selector: VersionSelector = {}): Promise<Resolved> {
-    return this.resolveIn(scope, name, selector, false);
+    return this.resolveIn(scope, name, selector, { exact: 'with-yank' });
   }
 
   /**
@@ -59,7 +65,7 @@ export class SkillResolver {
         resolved.record.name,
         resolved.selector,
         resolved.revision,
-        false,
+        { exact: 'with-yank' },
       );
       if ('record' in found) shadows.push({ namespace: layers[at]!, version: found.record.version });
     }
@@ -70,14 +76,14 @@ export class SkillResolver {
     scope: Scope,
     name: string,
     selector: VersionSelector,
-    immutableExact: boolean,
+    how: ExactVersions,
   ): Promise<Resolved> {
     const revision = await this.cache.revision();
     const layers = layersOf(scope);
     let holder: string | undefined;
     for (let at = layers.length - 1; at >= 0; at--) {
       const namespace = layers[at]!;
-      const found = await this.servable(namespace, name, selector, revision, immutableExact);
+      const found = await this.servable(namespace, name, selector, revision, how);
       if ('record' in found) return { namespace, record: found.record, selector, revision };
       holder ??= found.exists ? namespace : undefined;
     }
@@ -90,10 +96,10 @@ export class SkillResolver {
     name: string,
     selector: VersionSelector,
     at: number,
-    immutableExact: boolean,
+    how: ExactVersions,
   ): Promise<Servable> {
     const key = skillKey(namespace, name);
-    if (selector.version !== undefined && immutableExact) {
+    if (selector.version !== undefined && how.exact === 'immutable') {
       // An exact version's content never changes (nor its yank flag, for content reads), but a rescan
       // may put it in quarantine: the copy serves while no write to the skill came after it.
       const held = this.cache.peekImmutable<HeldVersion>(versionKey(key, selector.version));
@@ -101,14 +107,14 @@ export class SkillResolver {
     }
     const entry =
       selector.version !== undefined ? `find|v|${selector.version}` : `find|t|${selector.tag ?? LATEST}`;
-    return this.cache.perSkill(key, entry, at, async (): Promise<Servable> => {
+    return this.cache.perSkill(key, entry, at, async () => {
       const skillId = await this.skills.idOf(name, namespace);
-      if (skillId === undefined) return { exists: false };
+      if (skillId === undefined) return measured<Servable>({ exists: false });
       const record =
         selector.version !== undefined
           ? await this.skills.versionByNumber(skillId, selector.version)
           : await this.skills.versionByTag(skillId, selector.tag ?? LATEST);
-      return record ? { record: this.heldOnce(key, record, at) } : { exists: true };
+      return measured<Servable>(record ? { record: this.heldOnce(key, record, at) } : { exists: true });
     });
   }
 

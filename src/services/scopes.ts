@@ -1,20 +1,17 @@
-import { jsonBody } from '../cache/bodies.js';
 import { viewChangeKey } from '../cache/catalogue-state.js';
-import { revisionEtag } from '../cache/etags.js';
 import type { ReadCache } from '../cache/read-cache.js';
-import { NotFoundError, UnprocessableError } from '../errors.js';
-import { DEFAULT_NAMESPACE, type Scope } from '../namespaces.js';
+import { NotFoundError, UnprocessableError } from '../domain/app-errors.js';
+import { DEFAULT_NAMESPACE, type Scope } from '../domain/scope.js';
+import { jsonBody } from '../render/response-bodies.js';
 import type { SkillsRepository } from '../storage/skills-repository.js';
 import type { StoredView, ViewsRepository } from '../storage/views-repository.js';
-import { type Answer, bodyOf, JSON_CONTENT_TYPE } from './answers.js';
-import { viewSchema, viewsResponseSchema } from './documents.js';
+import { viewSchema, viewsResponseSchema } from '../wire/index.js';
+import { type Answer, JSON_CONTENT_TYPE } from './answers.js';
+import { CachedReads } from './cached-read.js';
 import { unknownNamespace } from './not-found.js';
 
 export type ViewScope = Extract<Scope, { kind: 'view' }>;
 export type NamespaceScope = Extract<Scope, { kind: 'namespace' }>;
-
-/** Most layers a view may stack. */
-export const MAX_VIEW_LAYERS = 32;
 
 /**
  * Which scope a prefixed request reads (/namespaces/{ns}/..., /views/{view}/...), and the views
@@ -29,7 +26,11 @@ export class ScopeService {
     private readonly cache: ReadCache,
     private readonly skills: SkillsRepository,
     private readonly views: ViewsRepository,
-  ) {}
+  ) {
+    this.reads = new CachedReads(cache);
+  }
+
+  private readonly reads: CachedReads;
 
   /** The scope of one namespace, or a 404 naming the namespaces that exist. */
   async namespace(namespace: string): Promise<NamespaceScope> {
@@ -93,36 +94,23 @@ export class ScopeService {
 
   /** GET /views: every view, by name; true until the next write anywhere. */
   async listAnswer(): Promise<Answer> {
-    const revision = await this.cache.revision();
-    return {
-      etag: revisionEtag(revision, 'views'),
-      immutable: false,
+    const read = await this.reads.of({ read: 'views', on: { kind: 'catalogue' } });
+    return read.answer({
       contentType: JSON_CONTENT_TYPE,
-      validity: { kind: 'catalogue', revision },
-      body: async () => {
-        const body = await this.cache.catalogueWide(
-          'views',
-          revision,
-          async () => jsonBody(viewsResponseSchema, { items: (await this.views.list()).map(viewDocument) }),
-          true,
-        );
-        return { payload: body };
-      },
-    };
+      render: async () =>
+        jsonBody(viewsResponseSchema, { items: (await this.views.list()).map(viewDocument) }),
+    });
   }
 
   /** GET /views/{view}: the view's definition. */
   async viewAnswer(name: string): Promise<Answer> {
     const view = await this.stored(name);
-    const scope = scopeOf(view);
-    const revision = this.cache.state.scopeRevision(scope);
-    return {
-      etag: revisionEtag(view.revision, 'view', name),
-      immutable: false,
+    // True while the scope's revision stays, which goes up with every edit of the view.
+    const read = await this.reads.of({ read: 'view', on: { kind: 'scope', scope: scopeOf(view) } });
+    return read.answer({
       contentType: JSON_CONTENT_TYPE,
-      validity: { kind: 'scope', scope, revision },
-      body: bodyOf(jsonBody(viewSchema, viewDocument(view)).value),
-    };
+      payload: async () => jsonBody(viewSchema, viewDocument(view)).value,
+    });
   }
 
   /** The view as stored, from memory while it is known to be current. */

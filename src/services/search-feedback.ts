@@ -8,7 +8,7 @@ import type { SearchRepository } from '../storage/search-repository.js';
  * learnedBoosts). Only the registry sees both halves, so only it can learn that "why is my build red"
  * ends in gh-fix-ci.
  *
- * An agent is told apart by its token and address (src/client-key.ts), the closest the stateless faces allow;
+ * An agent is told apart by its token and address (src/requests/client-key.ts), the closest the stateless faces allow;
  * a load counts only when the skill was among that client's recent results, so two agents behind one
  * address rarely teach each other's noise. Counts are tallied in memory, written every few seconds,
  * and every replica reads what all of them wrote.

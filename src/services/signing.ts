@@ -1,5 +1,5 @@
 import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { DEFAULT_NAMESPACE } from '../namespaces.js';
+import { DEFAULT_NAMESPACE } from '../domain/scope.js';
 import {
   type Envelope,
   type Jwk,

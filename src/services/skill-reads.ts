@@ -2,25 +2,19 @@ import { LRUCache } from 'lru-cache';
 import type { z } from 'zod';
 import { normalizeEntryPath } from '../bundle/paths.js';
 import { BundleError } from '../bundle/types.js';
+import { SKILL_MD } from '../bundle/validate.js';
 import { sortVersionsDescending } from '../bundle/version.js';
-import { bufferBody, jsonBody } from '../cache/bodies.js';
-import { digestEtag, revisionEtag } from '../cache/etags.js';
+import type { AgentCatalogues } from '../cache/agent-catalogues.js';
 import type { ReadCache } from '../cache/read-cache.js';
-import type { ResponseValidity } from '../cache/response-cache.js';
-import { BadRequestError } from '../errors.js';
-import { layersOf, type Scope, scopeKey, skillKey } from '../namespaces.js';
+import { BadRequestError } from '../domain/app-errors.js';
+import { layersOf, type Scope, skillKey } from '../domain/scope.js';
 import { argumentsFingerprint, declaredArgumentNames, substituteArguments } from '../render/arguments.js';
+import { bufferBody, jsonBody } from '../render/response-bodies.js';
 import { renderSkillXml, SKILL_XML_RENDERING } from '../render/skill-content.js';
-import {
-  type CatalogueItem,
-  type CatalogueQuery,
-  type CatalogueRepository,
-  encodeCatalogueCursor,
-} from '../storage/catalogue-repository.js';
+import type { CatalogueRepository } from '../storage/catalogue-repository.js';
 import type { FileEntry, VersionRecord, VersionSelector } from '../storage/records.js';
 import type { SkillsRepository } from '../storage/skills-repository.js';
 import type { UsageRecorder } from '../storage/usage-recorder.js';
-import { type Answer, bodyOf, JSON_CONTENT_TYPE } from './answers.js';
 import {
   catalogueResponseSchema,
   contentJsonSchema,
@@ -28,13 +22,19 @@ import {
   searchResponseSchema,
   skillDetailSchema,
   versionsResponseSchema,
-} from './documents.js';
+} from '../wire/index.js';
+import { type Answer, JSON_CONTENT_TYPE } from './answers.js';
+import { CachedReads } from './cached-read.js';
 import { contentTypeFor } from './file-types.js';
+import { type ListingQuery, SkillListing } from './listing.js';
 import { unknownFile, unknownSkill } from './not-found.js';
 import { type Resolved, SkillResolver } from './resolution.js';
-import { checkedQuery, type SearchMatch, type SkillSearchService } from './skill-search.js';
+import { checkedQuery, type SkillSearchService } from './skill-search.js';
 
 export type { Resolved };
+
+/** The file that is the skill itself: reading it is a load, any other file a use. */
+export { SKILL_MD };
 
 export type ContentFormat = 'markdown' | 'json' | 'xml';
 
@@ -91,25 +91,33 @@ function fileEntries(files: readonly FileEntry[]) {
 }
 
 /**
- * Every read of skills, for every face (REST, MCP, the discovery index, the agent renderings): which
- * version a selector means, what each representation is and how long it stays true. Reads go through
- * the read cache: the catalogue revision comes from memory while the change feed is live, so a
- * revalidation costs no query, and representations are kept serialised. Authorization is the
- * faces' business and happens before any of this.
+ * Every read of skills, for every face (REST, MCP, the discovery index, the agent renderings, the
+ * vendor APIs): which version a selector means, what is listed (`listing`), what each representation
+ * is and how long it stays true. Every read is described once (CachedReads): its ETag, cache key and
+ * validity follow from what it depends on. The catalogue revision comes from memory while the change
+ * feed is live, so a revalidation costs no query. Authorization is the faces' business and happens
+ * before any of this.
  */
 export class SkillReadService {
   constructor(
     private readonly skills: SkillsRepository,
-    private readonly catalogue: CatalogueRepository,
+    catalogue: CatalogueRepository,
     private readonly cache: ReadCache,
     private readonly loads: UsageRecorder,
     private readonly search: SkillSearchService,
+    catalogues: AgentCatalogues,
   ) {
     this.resolver = new SkillResolver(skills, cache);
+    this.cached = new CachedReads(cache);
+    this.listing = new SkillListing(catalogue, search, this.cached, catalogues);
   }
 
   /** Which version a (scope, name, selector) means: the one resolution every face uses. */
   readonly resolver: SkillResolver;
+  /** The one caching protocol: a read described once gets its ETag, cache key and validity. */
+  readonly cached: CachedReads;
+  /** The one listing of skills every face maps to its wire. */
+  readonly listing: SkillListing;
 
   /** The names each cached GET /search answer holds, for search feedback when it is sent again. */
   private readonly searchedNames = new LRUCache<string, string[]>({ max: 1_000 });
@@ -134,7 +142,7 @@ export class SkillReadService {
     this.loads.recordUse(skillKey(resolved.namespace, resolved.record.name), resolved.record.version, kind);
   }
 
-  /** Counts a layer-2 load of a resolved skill (a body, or SKILL.md over MCP). */
+  /** Counts a layer-2 load of a resolved skill (a body, or SKILL.md read as a file). */
   recordLoad(resolved: Resolved, client?: string): void {
     const key = skillKey(resolved.namespace, resolved.record.name);
     this.loads.record(key, resolved.record.version);
@@ -142,49 +150,32 @@ export class SkillReadService {
   }
 
   /**
-   * How long an answer read through `resolved` stays true: forever for an exact version; else until
-   * a write to the skill, or in a view until anything in its layers changes (another layer may win).
+   * Counts the read of one bundled file, on every face (REST files, MCP resources and
+   * read_skill_file): SKILL.md is the skill itself, a load; any other file is a use (layer 3).
    */
-  validity(scope: Scope, resolved: Resolved): ResponseValidity {
-    if (resolved.selector.version !== undefined) return { kind: 'immutable' };
-    if (scope.kind === 'view') {
-      return { kind: 'scope', scope, revision: this.cache.state.scopeRevision(scope) };
-    }
-    return {
-      kind: 'skill',
-      skill: skillKey(resolved.namespace, resolved.record.name),
-      revision: resolved.revision,
-    };
+  recordFileRead(resolved: Resolved, path: string, client?: string): void {
+    if (path === SKILL_MD) this.recordLoad(resolved, client);
+    else this.recordUse(resolved, 'files');
   }
 
   /** A catalogue page or search (layer 1), as GET /skills answers it. */
-  async cataloguePage(scope: Scope, query: CatalogueQuery): Promise<Answer> {
-    const revision = await this.cache.scopeRevision(scope);
-    const where = scopeKey(scope);
-    return {
-      etag: revisionEtag(revision, 'skills', where, query),
-      immutable: false,
+  async cataloguePage(scope: Scope, query: ListingQuery): Promise<Answer> {
+    const read = await this.cached.of({ read: 'skills', on: { kind: 'scope', scope }, shape: [query] });
+    return read.answer({
       contentType: JSON_CONTENT_TYPE,
-      validity: { kind: 'scope', scope, revision },
-      body: async () => {
-        const body = await this.cache.catalogueWide(
-          `skills|${where}|${JSON.stringify(query)}`,
-          revision,
-          async () => {
-            const page = await this.catalogueItems(scope, query);
-            return jsonBody(catalogueResponseSchema, {
-              items: page.items.map(({ frontmatter: _frontmatter, ...item }) => ({
-                ...item,
-                updatedAt: item.updatedAt.toISOString(),
-              })),
-              nextCursor: page.nextCursor,
-            });
-          },
-          true,
-        );
-        return { payload: body };
+      render: async () => {
+        const page = await this.listing.page(scope, query);
+        return jsonBody(catalogueResponseSchema, {
+          items: page.items.map(
+            ({ frontmatter: _frontmatter, versionId: _versionId, totalSize: _totalSize, ...item }) => ({
+              ...item,
+              updatedAt: item.updatedAt.toISOString(),
+            }),
+          ),
+          nextCursor: page.nextCursor,
+        });
       },
-    };
+    });
   }
 
   /**
@@ -198,72 +189,20 @@ export class SkillReadService {
   ): Promise<Answer> {
     const query = checkedQuery(request.query);
     const shape = { query, limit: request.limit ?? null, tag: request.tag ?? null };
-    const revision = await this.cache.scopeRevision(scope);
-    const key = `search|${scopeKey(scope)}|${JSON.stringify(shape)}`;
-    return {
-      etag: revisionEtag(revision, 'search', scopeKey(scope), shape),
-      immutable: false,
+    const read = await this.cached.of({ read: 'search', on: { kind: 'scope', scope }, shape: [shape] });
+    return read.answer({
       contentType: JSON_CONTENT_TYPE,
-      validity: { kind: 'scope', scope, revision },
-      body: async () => {
-        const body = await this.cache.catalogueWide(
-          key,
-          revision,
-          async () => {
-            const results = await this.search.searchSkills(scope, { ...request, query });
-            this.searchedNames.set(
-              key,
-              results.map((result) => result.name),
-            );
-            return jsonBody(searchResponseSchema, { query, results });
-          },
-          true,
+      render: async () => {
+        const results = await this.search.searchSkills(scope, { ...request, query });
+        this.searchedNames.set(
+          read.etag,
+          results.map((result) => result.name),
         );
-        return { payload: body };
+        return jsonBody(searchResponseSchema, { query, results });
       },
       // Each answer sent, cached or not, is a search a later load by the same client may follow.
-      onBody: (client) => this.search.noteSearch(client, query, this.searchedNames.get(key) ?? []),
-    };
-  }
-
-  /**
-   * One page of catalogue items with their frontmatter (what visibility rules read): by name, or with
-   * `q` the search's ranking, best first, each item with its match.
-   */
-  catalogueItems(
-    scope: Scope,
-    query: CatalogueQuery,
-  ): Promise<{
-    items: (CatalogueItem & { match?: SearchMatch; namespace?: string })[];
-    nextCursor: string | null;
-  }> {
-    const q = query.q?.trim();
-    if (q) return this.search.cataloguePage(scope, { ...query, q });
-    if (scope.kind === 'view') return this.viewCatalogue(scope, query);
-    return this.catalogue.catalogue({ ...query, namespace: scope.namespace });
-  }
-
-  /**
-   * A page of a view's catalogue, by name: each layer's next page after the cursor, and per name the
-   * highest layer's item. A name among the page's first `limit` is among the first `limit` of every
-   * layer that has it, so one page per layer suffices.
-   */
-  private async viewCatalogue(
-    scope: Scope,
-    query: CatalogueQuery,
-  ): Promise<{ items: (CatalogueItem & { namespace: string })[]; nextCursor: string | null }> {
-    const layers = layersOf(scope);
-    const pages = await Promise.all(
-      layers.map((namespace) => this.catalogue.catalogue({ ...query, namespace })),
-    );
-    const winners = new Map<string, CatalogueItem & { namespace: string }>();
-    pages.forEach((page, layer) => {
-      for (const item of page.items) winners.set(item.name, { ...item, namespace: layers[layer]! });
+      onBody: (client) => this.search.noteSearch(client, query, this.searchedNames.get(read.etag) ?? []),
     });
-    const merged = [...winners.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const items = merged.slice(0, query.limit);
-    const more = merged.length > query.limit || pages.some((page) => page.nextCursor !== null);
-    return { items, nextCursor: more && items.length > 0 ? encodeCatalogueCursor(items.at(-1)!.name) : null };
   }
 
   /**
@@ -275,51 +214,30 @@ export class SkillReadService {
     // The document shows the yank flag of exact versions: resolved with the flag as it is now.
     const resolved = await this.resolver.resolveWithYank(scope, name, selector);
     const { record, revision, namespace } = resolved;
-    const key = skillKey(namespace, record.name);
-    const immutable = selector.version !== undefined;
-    if (scope.kind === 'view') {
-      const viewRevision = this.cache.state.scopeRevision(scope);
-      const body = await this.cache.catalogueWide(
-        `detail|${scopeKey(scope)}|${name}|${JSON.stringify(query)}`,
-        viewRevision,
-        async () =>
-          jsonBody(skillDetailSchema, {
-            ...(await this.detailDocument(record)),
-            namespace,
-            resolvedFrom: namespace,
-            shadows: await this.resolver.shadowed(scope, resolved),
-          }),
-        true,
-      );
-      return {
-        etag: revisionEtag(viewRevision, 'skill', scopeKey(scope), name, query),
-        immutable,
-        contentType: JSON_CONTENT_TYPE,
-        validity: { kind: 'scope', scope, revision: viewRevision },
-        body: bodyOf(body),
-      };
-    }
-    // Dist-tags and versions change with every write to the skill, even for an exact version.
-    const body = await this.cache.perSkill(
-      key,
-      `detail|${record.id}|${record.yankedAt?.getTime() ?? ''}`,
-      revision,
-      async () => jsonBody(skillDetailSchema, { ...(await this.detailDocument(record)), namespace }),
-      true,
+    const inView = scope.kind === 'view';
+    // Dist-tags and versions change with every write to the skill, even for an exact version; in a
+    // view, a write to any layer may change which layer wins or what it shadows.
+    const read = await this.cached.of(
+      inView
+        ? { read: 'skill', on: { kind: 'scope', scope }, shape: [name, query] }
+        : {
+            read: 'skill',
+            on: { kind: 'skill', skill: skillKey(namespace, record.name), at: revision },
+            shape: [query],
+          },
     );
-    return {
-      // The namespace's revision: a write elsewhere leaves the ETag alone.
-      etag: revisionEtag(
-        this.cache.state.scopeRevision({ kind: 'namespace', namespace }),
-        'skill',
-        key,
-        query,
-      ),
-      immutable,
+    return read.answer({
       contentType: JSON_CONTENT_TYPE,
-      validity: { kind: 'skill', skill: key, revision },
-      body: bodyOf(body),
-    };
+      immutable: selector.version !== undefined,
+      render: async () =>
+        jsonBody(skillDetailSchema, {
+          ...(await this.detailDocument(record)),
+          namespace,
+          ...(inView
+            ? { resolvedFrom: namespace, shadows: await this.resolver.shadowed(scope, resolved) }
+            : {}),
+        }),
+    });
   }
 
   private async detailDocument(record: VersionRecord) {
@@ -356,39 +274,24 @@ export class SkillReadService {
 
   /** GET /skills/{name}/versions. */
   async versionsAnswer(scope: Scope, name: string): Promise<Answer> {
-    const revision = await this.cache.revision();
+    const at = await this.cache.revision();
     const { namespace } = await this.holder(scope, name);
-    const key = skillKey(namespace, name);
-    const viewRevision = scope.kind === 'view' ? this.cache.state.scopeRevision(scope) : undefined;
-    return {
-      etag:
-        viewRevision === undefined
-          ? revisionEtag(this.cache.state.scopeRevision({ kind: 'namespace', namespace }), 'versions', key)
-          : revisionEtag(viewRevision, 'versions', scopeKey(scope), name),
-      immutable: false,
+    const read = await this.cached.of(
+      scope.kind === 'view'
+        ? { read: 'versions', on: { kind: 'scope', scope }, shape: [name] }
+        : { read: 'versions', on: { kind: 'skill', skill: skillKey(namespace, name), at } },
+    );
+    return read.answer({
       contentType: JSON_CONTENT_TYPE,
-      validity:
-        viewRevision === undefined
-          ? { kind: 'skill', skill: key, revision }
-          : { kind: 'scope', scope, revision: viewRevision },
-      body: async () => {
-        const body = await this.cache.perSkill(
-          key,
-          'versions',
-          revision,
-          async () =>
-            jsonBody(
-              versionsResponseSchema,
-              (await this.versions({ kind: 'namespace', namespace }, name)).map((summary) => ({
-                ...summary,
-                createdAt: summary.createdAt.toISOString(),
-              })),
-            ),
-          true,
-        );
-        return { payload: body };
-      },
-    };
+      render: async () =>
+        jsonBody(
+          versionsResponseSchema,
+          (await this.versions({ kind: 'namespace', namespace }, name)).map((summary) => ({
+            ...summary,
+            createdAt: summary.createdAt.toISOString(),
+          })),
+        ),
+    });
   }
 
   /** The highest layer of `scope` holding a skill named `name` (servable or not), or a 404. */
@@ -422,34 +325,30 @@ export class SkillReadService {
     // The JSON rendering names the version, and one digest can be published under several versions.
     const rendering =
       format === 'json' ? `json.${record.version}` : format === 'xml' ? SKILL_XML_RENDERING : format;
-    const variant =
-      argumentString === undefined ? rendering : `${rendering}.a${argumentsFingerprint(argumentString)}`;
-    const headers = { 'x-skill-version': record.version };
-    return {
-      etag: digestEtag(record.digest, variant),
-      immutable: resolved.selector.version !== undefined,
+    const withArguments = argumentString !== undefined;
+    const read = await this.cached.of({
+      read: 'content',
+      on: { kind: 'version', id: record.id, digest: record.digest },
+      shape: withArguments ? [rendering, `a${argumentsFingerprint(argumentString)}`] : [rendering],
+      through: { scope, resolved },
+    });
+    return read.answer({
       contentType: CONTENT_TYPES[format],
-      // Answers with arguments are not repeated: the argument strings are unbounded.
-      ...(argumentString === undefined ? { validity: this.validity(scope, resolved) } : {}),
+      headers: { 'x-skill-version': record.version },
       onBody: (client) => this.recordLoad(resolved, client),
-      body: async () => {
-        if (argumentString !== undefined) {
-          return { payload: await this.substituted(record, format, argumentString), headers };
-        }
-        // The cached record holds the body already: sent as it is rather than kept a second time.
-        if (format === 'markdown') return { payload: record.body, headers };
-        // Other renderings depend on the version alone: kept serialised.
-        const rendered = await this.cache.immutable(
-          `content|${record.id}|${format}`,
-          async () =>
-            format === 'xml'
-              ? bufferBody(renderSkillXml(record.name, record.body))
-              : jsonBody(contentJsonSchema, await this.contentDocument(record, record.body)),
-          true,
-        );
-        return { payload: rendered, headers };
-      },
-    };
+      // Answers with arguments are neither kept nor repeated: the argument strings are unbounded.
+      ...(withArguments
+        ? { unrepeatable: true, payload: () => this.substituted(record, format, argumentString) }
+        : format === 'markdown'
+          ? // The cached record holds the body already: sent as it is rather than kept a second time.
+            { payload: async () => record.body }
+          : {
+              render: async () =>
+                format === 'xml'
+                  ? bufferBody(renderSkillXml(record.name, record.body))
+                  : jsonBody(contentJsonSchema, await this.contentDocument(record, record.body)),
+            }),
+    });
   }
 
   /** One bundled file (layer 3): the path refused unless it is a valid bundle path, then looked up. */
@@ -458,29 +357,25 @@ export class SkillReadService {
   }
 
   /** A file by its canonical path (bundlePathOf ran on it). */
-  private storedFile(record: VersionRecord, path: string): Promise<StoredFile> {
+  private async storedFile(record: VersionRecord, path: string): Promise<StoredFile> {
     // A file of a version never changes; a large one is served without being kept (maxEntryBytes).
-    return this.cache.immutable(
-      `file|${record.id}|${path}`,
-      async () => {
-        const stored = await this.skills.readFile(record.id, path);
-        if (!stored) {
-          const paths = (await this.skills.files(record.id)).map((file) => file.path);
-          throw unknownFile(record, path, paths);
-        }
-        const { value } = bufferBody(stored.bytes);
-        return {
-          value: {
-            path,
-            bytes: value,
-            digest: stored.digest,
-            contentType: contentTypeFor(path, stored.bytes),
-          },
-          bytes: value.byteLength + path.length * 2 + 200,
-        };
-      },
-      true,
-    );
+    const read = await this.cached.of({
+      read: 'file',
+      on: { kind: 'version', id: record.id, digest: record.digest },
+      shape: [path],
+    });
+    return read.value(async () => {
+      const stored = await this.skills.readFile(record.id, path);
+      if (!stored) {
+        const paths = (await this.skills.files(record.id)).map((file) => file.path);
+        throw unknownFile(record, path, paths);
+      }
+      const { value } = bufferBody(stored.bytes);
+      return {
+        value: { path, bytes: value, digest: stored.digest, contentType: contentTypeFor(path, stored.bytes) },
+        bytes: value.byteLength + path.length * 2 + 200,
+      };
+    });
   }
 
   /** GET /skills/{name}/files/{path}. */
@@ -495,23 +390,23 @@ export class SkillReadService {
     const path = bundlePathOf(rawPath);
     const resolved = await this.resolve(scope, name, selector);
     const file = await this.storedFile(resolved.record, path);
-    return {
-      etag: digestEtag(file.digest),
-      immutable: selector.version !== undefined,
+    // Named by the file's own digest: a file the next version leaves as it is keeps its ETag.
+    const read = await this.cached.of({
+      read: 'file',
+      on: { kind: 'version', id: resolved.record.id, digest: file.digest },
+      through: { scope, resolved },
+    });
+    return read.answer({
       contentType: file.contentType,
-      // SKILL.md is the skill itself (a load, as over MCP); any other file is layer 3.
-      onBody:
-        path === 'SKILL.md'
-          ? (client) => this.recordLoad(resolved, client)
-          : () => this.recordUse(resolved, 'files'),
-      validity: this.validity(scope, resolved),
-      body: bodyOf(file.bytes, {
+      onBody: (client) => this.recordFileRead(resolved, path, client),
+      headers: {
         // Bundled HTML or SVG must not run as this registry's origin.
         'content-security-policy': "default-src 'none'; sandbox",
         'x-content-type-options': 'nosniff',
         'x-skill-version': resolved.record.version,
-      }),
-    };
+      },
+      payload: async () => file.bytes,
+    });
   }
 
   private async versionsOf(skillId: string): Promise<VersionSummary[]> {

@@ -1,13 +1,14 @@
 import type { CatalogueState } from '../cache/catalogue-state.js';
 import { SearchMirror } from '../cache/search-mirror.js';
-import { BadRequestError } from '../errors.js';
-import { DEFAULT_NAMESPACE, layersOf, type Scope, skillKey } from '../namespaces.js';
-import { DEFAULT_TOOL_LIMIT, MAX_TOOL_LIMIT } from '../render/tools.js';
+import { BadRequestError } from '../domain/app-errors.js';
+import { DEFAULT_NAMESPACE, layersOf, type Scope, skillKey } from '../domain/scope.js';
+import { DEFAULT_TOOL_LIMIT, MAX_TOOL_LIMIT } from '../render/tool-definitions.js';
 import type { Field } from '../search/document.js';
 import type { MatchedTerm } from '../search/search-index.js';
 import type { CatalogueItem, CatalogueRepository } from '../storage/catalogue-repository.js';
 import { LATEST } from '../storage/records.js';
 import type { SearchRepository } from '../storage/search-repository.js';
+import type { SearchResult, SearchMatch as WireSearchMatch } from '../wire/types.js';
 import { SearchFeedback } from './search-feedback.js';
 import { isModelInvocable } from './visibility.js';
 
@@ -29,19 +30,8 @@ export const PROMPT_SEARCH_LIMIT = 50;
  */
 const MAX_TAG_INDEXES = 8;
 
-/** Why a skill matched, per field: the request's words found there. */
-export interface SearchMatch {
-  score: number;
-  /** One line for a model or a person: `name: playwright; description: flaky, tests; spelling: clustr→cluster`. */
-  why: string;
-  fields: Partial<Record<Field, string[]>>;
-  /** Words of the request the index did not know, and the spelling they were read as. */
-  corrected: { word: string; as: string }[];
-  /** Words of the request and the skill's words the lexicon relates them to (`look over` → `review`). */
-  related: { word: string; as: string }[];
-  /** Words of the request after which agents loaded this skill before (a learned boost). */
-  learned: string[];
-}
+/** Why a skill matched a search (the wire's searchMatchSchema). */
+export type SearchMatch = WireSearchMatch;
 
 export interface SearchHit {
   name: string;
@@ -51,16 +41,8 @@ export interface SearchHit {
   match: SearchMatch;
 }
 
-/** One result of search_skills. */
-export interface ModelSearchResult {
-  name: string;
-  /** Only in a view's results: the layer the name resolves to. */
-  namespace?: string;
-  description: string;
-  version: string;
-  why: string;
-  score: number;
-}
+/** One result of search_skills and GET /search (the wire's searchResultSchema). */
+export type ModelSearchResult = SearchResult;
 
 /** Results search_skills answers when the model names no limit, and the most it may ask for. */
 export { DEFAULT_TOOL_LIMIT, MAX_TOOL_LIMIT };
@@ -302,7 +284,7 @@ export class SkillSearchService {
 
   /**
    * What agents loaded after searching each term, for one namespace's index: feedback is kept by
-   * skill key (src/namespaces.ts), the index by name.
+   * skill key (src/domain/scope.ts), the index by name.
    */
   private learnedIn(namespace: string): (term: string) => ReadonlyMap<string, number> | undefined {
     if (namespace === DEFAULT_NAMESPACE) return (term) => this.feedback.loadsAfter(term);

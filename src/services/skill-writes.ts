@@ -1,25 +1,20 @@
 import { type ArchiveKind, readArchive, sniffArchiveKind } from '../bundle/archive-read.js';
 import { fileDigest } from '../bundle/digest.js';
 import { prepareBundle } from '../bundle/prepare.js';
-import {
-  BundleError,
-  type BundleFile,
-  type BundleIssue,
-  type BundleLimits,
-  type ParsedSkill,
-} from '../bundle/types.js';
+import { BundleError, type BundleFile, type BundleLimits, type ParsedSkill } from '../bundle/types.js';
 import { chooseVersion, pickLatest, sortVersionsDescending } from '../bundle/version.js';
-import { AppError, ConflictError } from '../errors.js';
-import { DEFAULT_NAMESPACE } from '../namespaces.js';
+import { AppError, ConflictError } from '../domain/app-errors.js';
+import { DEFAULT_NAMESPACE } from '../domain/scope.js';
 import { countCatalogueEntryTokens, countTokens } from '../render/token-count.js';
 import type { ScanResult } from '../scan/index.js';
 import { encodeTerms, searchDocument } from '../search/document.js';
 import { archiveKey, LATEST, type VersionRow } from '../storage/records.js';
 import type { SkillsRepository, SkillWrite } from '../storage/skills-repository.js';
 import { tokenNameOf } from '../storage/tokens-repository.js';
+import type { PublishResult as WirePublishResult } from '../wire/types.js';
 import { buildPublishArchives } from './archives.js';
 import { unknownNamespace, unknownSkill, unknownVersion } from './not-found.js';
-import { promptTokenColumns } from './prompt-tokens.js';
+import { promptTokenColumns } from './prompt-token-backfill.js';
 import type { ScanService } from './scanning.js';
 import type { SigningService } from './signing.js';
 
@@ -41,15 +36,8 @@ export interface PublishInput {
   namespace?: string;
 }
 
-export interface PublishResult {
-  name: string;
-  version: string;
-  digest: string;
-  created: boolean;
-  warnings: BundleIssue[];
-  /** The publish-time scan of this content (a `warn` is published and flagged). */
-  scan: ScanResult;
-}
+/** What a publish answers (the wire's publishResultSchema). */
+export type PublishResult = WirePublishResult;
 
 /** What the security log says of a quarantined publish or rescan (never a secret). */
 export interface QuarantineLogFields {
@@ -180,7 +168,7 @@ async function refreshLatest(write: SkillWrite, skillId: string): Promise<void> 
     return;
   }
   if (current?.versionId === target.id) return;
-  await write.setTag(skillId, LATEST, target.id, false);
+  await write.setTag(skillId, LATEST, target.id, { pinned: false });
 }
 
 /** Whether a stored scan says what `scan` says (jsonb keeps its own key order, so fields are compared). */
@@ -211,7 +199,7 @@ async function pointTag(
   version: string,
   actor: string,
 ): Promise<string | null> {
-  const target = await write.versionByNumber(skillId, version, true);
+  const target = await write.versionByNumber(skillId, version, { quarantined: true });
   if (!target) {
     const versions = (await write.versionRows(skillId)).map((row) => row.version);
     throw unknownVersion(name, version, versions);
@@ -229,7 +217,7 @@ async function pointTag(
     );
   }
   const previous = await write.taggedVersion(skillId, tag);
-  await write.setTag(skillId, tag, target.id, true);
+  await write.setTag(skillId, tag, target.id, { pinned: true });
   await write.audit({ actor, action: 'tag', skill: name, version, detail: { tag, previous } });
   return previous;
 }
@@ -409,7 +397,7 @@ export class SkillWriteService {
   ): Promise<{ quarantine: string | null; latest: string | null }> {
     return this.skills.write(name, { create: false, namespace }, async (write) => {
       const skillId = await existingSkill(write, name);
-      const row = await write.versionByNumber(skillId, version, true);
+      const row = await write.versionByNumber(skillId, version, { quarantined: true });
       if (!row) {
         const versions = (await write.versionRows(skillId)).map((entry) => entry.version);
         throw unknownVersion(name, version, versions);
@@ -444,7 +432,7 @@ export class SkillWriteService {
     return this.skills.write(target.name, { create: false, namespace: target.namespace }, async (write) => {
       const skillId = write.skillId;
       if (skillId === undefined) return 'skipped';
-      const row = await write.versionByNumber(skillId, target.version, true);
+      const row = await write.versionByNumber(skillId, target.version, { quarantined: true });
       if (!row || row.quarantine) return 'skipped';
       if (scan.verdict === 'block') {
         await write.setScan(row.id, scan);

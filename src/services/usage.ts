@@ -1,12 +1,11 @@
-import { BadRequestError } from '../errors.js';
-import { layersOf, type Scope } from '../namespaces.js';
+import { BadRequestError } from '../domain/app-errors.js';
+import { layersOf, type Scope } from '../domain/scope.js';
 import { type UsageRecorder, usageDay } from '../storage/usage-recorder.js';
 import type { SkillUsageRow, UsageCounts, UsageRepository } from '../storage/usage-repository.js';
+import { NEVER_LOADED_LIMIT } from '../wire/index.js';
 import type { SkillReadService } from './skill-reads.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-/** Skills listed as never loaded, at most: the count says how many there are in all. */
-export const NEVER_LOADED_LIMIT = 1_000;
 
 /** A window of whole UTC days ending today: its first and last day and every day in between. */
 function windowOf(days: number, now = Date.now()): { from: string; to: string; dates: string[] } {
@@ -48,6 +47,11 @@ export class UsageService {
     private readonly reads: SkillReadService,
     private readonly keepDays: number,
   ) {}
+
+  /** Calls `listener` with the skill's name on every load recorded here (the metrics count them). */
+  onLoad(listener: (name: string) => void): void {
+    this.recorder.onRecord(listener);
+  }
 
   private checkedWindow(days: number) {
     if (days > this.keepDays) {

@@ -1,10 +1,26 @@
 import { prepareBundle } from '../bundle/prepare.js';
 import type { BundleLimits } from '../bundle/types.js';
-import { BadRequestError, ConflictError, NotFoundError } from '../errors.js';
-import type { VendorRepository, VendorSkillRow, VendorVersionRow } from '../storage/vendor-repository.js';
+import { BadRequestError, ConflictError, NotFoundError } from '../domain/app-errors.js';
+import type { Scope } from '../domain/scope.js';
+import type { VendorRepository, VendorSkillFacts, VendorVersionRow } from '../storage/vendor-repository.js';
 import type { BundleService } from './bundles.js';
+import type { ListedSkill } from './listing.js';
 import type { SkillReadService } from './skill-reads.js';
 import { filesOfUpload, type SkillWriteService, type Upload } from './skill-writes.js';
+
+export type { VendorVersionRow };
+
+/** A live skill as the vendor faces show it: listed by the registry, with the vendor's facts. */
+export interface VendorSkillRow extends VendorSkillFacts {
+  latestVersion: string;
+  description: string;
+}
+
+function rowOf(facts: VendorSkillFacts, item: ListedSkill): VendorSkillRow {
+  return { ...facts, latestVersion: item.version, description: item.description };
+}
+
+const inNamespace = (namespace: string): Scope => ({ kind: 'namespace', namespace });
 
 /**
  * The one model under the vendor-compatible faces (Anthropic's and OpenAI's Skills APIs): a vendor
@@ -35,7 +51,7 @@ export class VendorSkillService {
 
   async skill(namespace: string, id: string): Promise<VendorSkillRow> {
     const rowId = VendorSkillService.rowIdOf(id);
-    const row = rowId === undefined ? undefined : await this.vendor.skill(namespace, rowId);
+    const row = rowId === undefined ? undefined : await this.live(namespace, rowId);
     if (!row) {
       throw new NotFoundError(
         `no skill with id '${id}': ids are what create and list answer (skill_<32 hex digits>)`,
@@ -44,14 +60,31 @@ export class VendorSkillService {
     return row;
   }
 
-  /** A page of live skills by name; `after` is the last name of the page before. */
+  /** A skill by row id if the registry lists it (live: its `latest` is servable), with its current version. */
+  private async live(namespace: string, rowId: string): Promise<VendorSkillRow | undefined> {
+    const facts = await this.vendor.factsById(namespace, rowId);
+    if (!facts) return undefined;
+    const item = await this.reads.listing.item(namespace, facts.name);
+    return item ? rowOf(facts, item) : undefined;
+  }
+
+  /** A page of live skills by name, as the registry lists them; `after` is the last name of the page before. */
   async list(
     namespace: string,
     limit: number,
     after?: string,
   ): Promise<{ skills: VendorSkillRow[]; more: boolean }> {
-    const rows = await this.vendor.skills(namespace, after, limit + 1);
-    return { skills: rows.slice(0, limit), more: rows.length > limit };
+    const { listing } = this.reads;
+    const page = await listing.page(inNamespace(namespace), { limit, cursor: listing.cursorAfter(after) });
+    const facts = await this.vendor.factsOf(
+      namespace,
+      page.items.map((item) => item.name),
+    );
+    const skills = page.items.flatMap((item) => {
+      const found = facts.get(item.name);
+      return found ? [rowOf(found, item)] : [];
+    });
+    return { skills, more: page.nextCursor !== null };
   }
 
   /** Creates a skill from files: refused (409) when the name is a live skill already. */
@@ -63,7 +96,7 @@ export class VendorSkillService {
     const prepared = prepareBundle(await filesOfUpload(upload, this.limits), { limits: this.limits });
     const name = prepared.skill.name;
     const existing = await this.vendor.idOf(namespace, name);
-    if (existing !== undefined && (await this.vendor.skill(namespace, existing))) {
+    if (existing !== undefined && (await this.live(namespace, existing))) {
       throw new ConflictError(
         `a skill named '${name}' exists already (id ${VendorSkillService.idOf(existing)}): add a version to it (versions.create) or give the new one another name`,
         { skill_id: VendorSkillService.idOf(existing) },

@@ -1,7 +1,6 @@
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { blobs, distTags, skills, skillVersions, versionArchives, versionFiles } from '../db/schema.js';
-import { DEFAULT_NAMESPACE } from '../namespaces.js';
+import { blobs, distTags, skillVersions, versionArchives, versionFiles } from '../db/schema.js';
 import { storeBlobs } from './blobs.js';
 import { type ArchiveKey, LATEST } from './records.js';
 
@@ -138,31 +137,5 @@ export class ArchivesRepository {
         )
         .where(and(eq(distTags.tag, LATEST), isNull(skillVersions.yankedAt), sql`archived.found is null`))
     );
-  }
-
-  /**
-   * Every current skill (its `latest` version, never yanked) with the sha256 of its stored archive under
-   * `key`, or null when that archive has not been built yet. Bodies are not loaded: this backs the
-   * discovery index, which must stay cheap however many skills there are.
-   */
-  async current(key: ArchiveKey, namespace: string = DEFAULT_NAMESPACE): Promise<CurrentArchive[]> {
-    return this.db
-      .select({
-        versionId: skillVersions.id,
-        name: skills.name,
-        description: skillVersions.description,
-        version: skillVersions.version,
-        totalSize: skillVersions.totalSize,
-        archiveSha256: versionArchives.blobDigest,
-      })
-      .from(distTags)
-      .innerJoin(skills, eq(skills.id, distTags.skillId))
-      .innerJoin(skillVersions, eq(skillVersions.id, distTags.versionId))
-      .leftJoin(
-        versionArchives,
-        and(eq(versionArchives.versionId, skillVersions.id), eq(versionArchives.format, key)),
-      )
-      .where(and(eq(distTags.tag, LATEST), eq(skills.namespace, namespace), isNull(skillVersions.yankedAt)))
-      .orderBy(skills.name);
   }
 }

@@ -1,10 +1,10 @@
 import { and, desc, eq, gte, lt, type SQL } from 'drizzle-orm';
-import type { AuditAction } from '../audit-actions.js';
 import type { Db } from '../db/client.js';
 import { auditLog } from '../db/schema.js';
-import { BadRequestError } from '../errors.js';
+import { BadRequestError } from '../domain/app-errors.js';
+import type { AuditAction } from '../domain/audit-actions.js';
 
-export { AUDIT_ACTIONS, type AuditAction } from '../audit-actions.js';
+export { AUDIT_ACTIONS, type AuditAction } from '../domain/audit-actions.js';
 
 export interface AuditEntry {
   actor: string;

@@ -1,8 +1,9 @@
 import { and, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { distTags, skills, skillVersions } from '../db/schema.js';
-import { BadRequestError } from '../errors.js';
-import { DEFAULT_NAMESPACE } from '../namespaces.js';
+import { BadRequestError } from '../domain/app-errors.js';
+import { DEFAULT_NAMESPACE } from '../domain/scope.js';
+import type { Verdict } from '../scan/types.js';
 import { preparedStatement } from './prepared.js';
 import {
   LATEST,
@@ -21,8 +22,12 @@ export interface CatalogueItem {
   updatedAt: Date;
   tokens: { description: number; body: number };
   frontmatter: Record<string, unknown>;
-  /** The version's scan verdict (pass or warn: blocked versions are never listed); null before scanning. */
-  scan: { verdict: string } | null;
+  /** The version's scan verdict (pass or warn; block only once an admin released it); null before scanning. */
+  scan: { verdict: Verdict } | null;
+  /** The version's row id (for what is stored per version, such as archives). */
+  versionId: string;
+  /** Bytes of the version's files, uncompressed. */
+  totalSize: number;
 }
 
 export interface CatalogueQuery {
@@ -64,6 +69,8 @@ interface RawItemRow {
   frontmatter: Record<string, unknown>;
   tags: string[];
   scan_verdict: string | null;
+  version_id: string;
+  total_size: number | string;
 }
 
 /** A row of agentCatalogue's statement, as the driver returns it. */
@@ -133,14 +140,15 @@ export class CatalogueRepository {
           ${skillVersions.version} as version, ${skillVersions.digest} as digest,
           ${distTags.updatedAt} as updated_at, ${skillVersions.tokensDescription} as tokens_description,
           ${skillVersions.tokensBody} as tokens_body, ${skillVersions.frontmatter} as frontmatter,
-          ${skillVersions.scanVerdict} as scan_verdict, ${tagsOfVersion()} as tags
+          ${skillVersions.scanVerdict} as scan_verdict, ${tagsOfVersion()} as tags,
+          ${skillVersions.id} as version_id, ${skillVersions.totalSize} as total_size
         from unnest(${sql.placeholder('names')}::text[]) as wanted(name)
         cross join lateral (
           select ${skills.id} as id, ${skills.name} as name from ${skills}
           where ${skills.namespace} = ${sql.placeholder('namespace')}::text and ${skills.name} = wanted.name limit 1
         ) as found
         inner join ${distTags} on ${distTags.skillId} = found.id and ${distTags.tag} = ${sql.placeholder('tag')}::text
-        inner join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId}
+        inner join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId} and ${listedVersion()}
       `),
     );
   }
@@ -157,6 +165,7 @@ export class CatalogueRepository {
       .where(
         and(
           eq(distTags.tag, tag),
+          listedVersion(),
           eq(skills.namespace, query.namespace ?? DEFAULT_NAMESPACE),
           after === undefined ? sql`true` : sql`${skills.name} > ${after}`,
         ),
@@ -190,6 +199,8 @@ export class CatalogueRepository {
           frontmatter: row.frontmatter,
           tags: row.tags,
           scanVerdict: row.scan_verdict,
+          versionId: row.version_id,
+          totalSize: Number(row.total_size),
         }),
       );
     }
@@ -210,6 +221,7 @@ export class CatalogueRepository {
     if (query.names !== undefined && query.names.length === 0) return [];
     const where = and(
       eq(distTags.tag, tag),
+      listedVersion(),
       eq(skills.namespace, query.namespace ?? DEFAULT_NAMESPACE),
       query.names ? inArray(skills.name, [...query.names]) : undefined,
     );
@@ -293,7 +305,7 @@ export class CatalogueRepository {
         from ${skills}
         ${options.removedToo ? sql`left` : sql`inner`} join ${distTags}
           on ${distTags.skillId} = ${skills.id} and ${distTags.tag} = ${tag}
-        left join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId}
+        left join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId} and ${listedVersion()}
         where ${where}
         ${options.page ?? sql``}
       `),
@@ -399,6 +411,16 @@ function promptTokenSelection(): SQL {
     ${skillVersions.tokensPromptMarkdown} as prompt_markdown, ${skillVersions.tokensPromptName} as prompt_name`;
 }
 
+/**
+ * Which tagged version is listed at all, on every face: neither yanked nor in quarantine. Yanks,
+ * quarantine and a blocking rescan take the tags off already; this keeps a listing right even if a
+ * tag was left behind (a write interrupted between the two, a bulk import). Not the scan verdict: a
+ * version an admin released keeps its `block` verdict and is listed like any other (CONTRACT.md).
+ */
+export function listedVersion(): SQL {
+  return sql`(${skillVersions.yankedAt} is null and ${skillVersions.quarantine} is null)`;
+}
+
 /** A catalogue page's cursor: the page continues after the name `after`. */
 export function encodeCatalogueCursor(after: string): string {
   return Buffer.from(JSON.stringify({ after })).toString('base64url');
@@ -436,6 +458,8 @@ function catalogueItemOf(row: {
   tokensBody: number;
   frontmatter: Record<string, unknown>;
   scanVerdict: string | null;
+  versionId: string;
+  totalSize: number;
 }): CatalogueItem {
   return {
     name: row.name,
@@ -446,7 +470,9 @@ function catalogueItemOf(row: {
     updatedAt: new Date(row.updatedAt),
     tokens: { description: row.tokensDescription, body: row.tokensBody },
     frontmatter: row.frontmatter,
-    scan: row.scanVerdict === null ? null : { verdict: row.scanVerdict },
+    scan: row.scanVerdict === null ? null : { verdict: row.scanVerdict as Verdict },
+    versionId: row.versionId,
+    totalSize: row.totalSize,
   };
 }
 
@@ -463,5 +489,7 @@ function catalogueColumns(tagsOfVersion: SQL<string[]>) {
     frontmatter: skillVersions.frontmatter,
     scanVerdict: skillVersions.scanVerdict,
     tags: tagsOfVersion,
+    versionId: skillVersions.id,
+    totalSize: skillVersions.totalSize,
   };
 }

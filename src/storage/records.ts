@@ -13,7 +13,7 @@ export type ArchiveFormat = 'tar.gz' | 'zip';
 
 /**
  * What a served archive holds: every file as published (what the version's digest and signature
- * cover), or the same files with SKILL.md as installers and hosts are handed it (src/bundle/installable.ts).
+ * cover), or the same files with SKILL.md as installers and hosts are handed it (src/bundle/installable-skill-md.ts).
  */
 export type ArchiveContents = 'installable' | 'as-published';
 

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { distTags, searchFeedback, skills, skillVersions } from '../db/schema.js';
-import { DEFAULT_NAMESPACE } from '../namespaces.js';
+import { DEFAULT_NAMESPACE } from '../domain/scope.js';
 import { releaseRows, withStateRevision } from './records.js';
 
 /** One tagged version as the search index reads it. */

@@ -12,7 +12,7 @@ import {
   versionFiles,
   views,
 } from '../db/schema.js';
-import { DEFAULT_NAMESPACE, skillKey } from '../namespaces.js';
+import { DEFAULT_NAMESPACE, skillKey } from '../domain/scope.js';
 import { type AuditEntry, recordAudit } from './audit-repository.js';
 import { type NewBlob, storeBlobs } from './blobs.js';
 import {
@@ -98,7 +98,7 @@ export class SkillReads {
   async versionByNumber(
     skillId: string,
     version: string,
-    quarantined = false,
+    { quarantined = false }: { quarantined?: boolean } = {},
   ): Promise<VersionRecord | undefined> {
     const [row] = await this.db
       .select(versionColumns)
@@ -306,7 +306,12 @@ export class SkillWrite extends SkillReads {
   }
 
   /** Points a tag at a version; `pinned` records a move by hand. */
-  async setTag(skillId: string, tag: string, versionId: string, pinned: boolean): Promise<void> {
+  async setTag(
+    skillId: string,
+    tag: string,
+    versionId: string,
+    { pinned }: { pinned: boolean },
+  ): Promise<void> {
     await this.tx
       .insert(distTags)
       .values({ skillId, tag, versionId, pinned, updatedAt: new Date() })

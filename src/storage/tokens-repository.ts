@@ -2,10 +2,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { and, desc, eq, isNull } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { tokens } from '../db/schema.js';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError } from '../domain/app-errors.js';
+import { SCOPES } from '../wire/admin.js';
 import { recordAudit } from './audit-repository.js';
 
-export const SCOPES = ['read', 'publish', 'admin'] as const;
+/** The scopes are part of the wire (POST /tokens takes them): written there, once. */
+export { SCOPES };
 export type Scope = (typeof SCOPES)[number];
 
 /** Who made a request, as the routes and the audit log see it. */

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { notifyLoads } from '../db/change-notifications.js';
 import type { Db } from '../db/client.js';
-import { splitSkillKey } from '../namespaces.js';
+import { splitSkillKey } from '../domain/scope.js';
 
 /** What a read of a skill counts as: a layer-2 load, a bundled-file read or a bundle download. */
 export type UsageKind = 'loads' | 'files' | 'downloads';
@@ -56,7 +56,7 @@ export class UsageRecorder {
     this.listeners.push(listener);
   }
 
-  /** A layer-2 load of version `version` of the skill `key` (src/namespaces.ts skillKey). */
+  /** A layer-2 load of version `version` of the skill `key` (src/domain/scope.ts skillKey). */
   record(key: string, version: string): void {
     for (const listener of this.listeners) listener(key);
     const now = Date.now();

@@ -1,15 +1,18 @@
-import { sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
+import { skills } from '../db/schema.js';
 
-/** A skill as the vendor faces list it: live (its `latest` is servable), with its current version. */
-export interface VendorSkillRow {
+/**
+ * What the vendor faces add to a listed skill: its row id (their opaque id), display name and dates.
+ * Whether a skill is live, and its current version, are the registry's listing's to say
+ * (src/services/listing.ts), not this repository's.
+ */
+export interface VendorSkillFacts {
   id: string;
   name: string;
   displayName: string | null;
   createdAt: Date;
   updatedAt: Date;
-  latestVersion: string;
-  description: string;
 }
 
 /** A servable version of a skill, with its place in publish order (1 for the first ever published). */
@@ -28,54 +31,35 @@ function rowsOf<T>(result: unknown): T[] {
 
 const date = (value: Date | string) => (value instanceof Date ? value : new Date(value));
 
-interface SkillRecord {
-  id: string;
-  name: string;
-  display_name: string | null;
-  created_at: Date | string;
-  updated_at: Date | string;
-  latest_version: string;
-  description: string;
-}
-
-function skillOf(row: SkillRecord): VendorSkillRow {
-  return {
-    id: row.id,
-    name: row.name,
-    displayName: row.display_name,
-    createdAt: date(row.created_at),
-    updatedAt: date(row.updated_at),
-    latestVersion: row.latest_version,
-    description: row.description,
-  };
-}
-
-const SKILL_COLUMNS = sql`s.id, s.name, s.display_name, s.created_at, s.updated_at, v.version as latest_version, v.description`;
-const LIVE = sql`join dist_tags t on t.skill_id = s.id and t.tag = 'latest'
-  join skill_versions v on v.id = t.version_id and v.yanked_at is null and v.quarantine is null`;
+const FACTS = {
+  id: skills.id,
+  name: skills.name,
+  displayName: skills.displayName,
+  createdAt: skills.createdAt,
+  updatedAt: skills.updatedAt,
+};
 
 /** Queries behind the vendor-compatible faces (src/services/vendor-skills.ts). */
 export class VendorRepository {
   constructor(private readonly db: Db) {}
 
-  /** Live skills of a namespace by name, after `afterName`, at most `limit`. */
-  async skills(namespace: string, afterName: string | undefined, limit: number): Promise<VendorSkillRow[]> {
-    const after = afterName === undefined ? sql`` : sql`and s.name > ${afterName}`;
-    return rowsOf<SkillRecord>(
-      await this.db.execute(sql`
-        select ${SKILL_COLUMNS} from skills s ${LIVE}
-        where s.namespace = ${namespace} ${after}
-        order by s.name limit ${limit}`),
-    ).map(skillOf);
+  /** The facts of the named skills of a namespace (live or not), by name. */
+  async factsOf(namespace: string, names: readonly string[]): Promise<Map<string, VendorSkillFacts>> {
+    if (names.length === 0) return new Map();
+    const rows = await this.db
+      .select(FACTS)
+      .from(skills)
+      .where(and(eq(skills.namespace, namespace), inArray(skills.name, [...names])));
+    return new Map(rows.map((row) => [row.name, row]));
   }
 
-  /** One live skill of a namespace by its id. */
-  async skill(namespace: string, id: string): Promise<VendorSkillRow | undefined> {
-    const [row] = rowsOf<SkillRecord>(
-      await this.db.execute(sql`
-        select ${SKILL_COLUMNS} from skills s ${LIVE} where s.namespace = ${namespace} and s.id = ${id}::uuid`),
-    );
-    return row ? skillOf(row) : undefined;
+  /** The facts of one skill of a namespace by its row id (live or not). */
+  async factsById(namespace: string, id: string): Promise<VendorSkillFacts | undefined> {
+    const [row] = await this.db
+      .select(FACTS)
+      .from(skills)
+      .where(and(eq(skills.namespace, namespace), eq(skills.id, id)));
+    return row;
   }
 
   /** The servable (not yanked, not quarantined) versions of a skill, newest first. */

@@ -29,7 +29,7 @@ const LIMITS: BundleLimits = {
   maxFrontmatterBytes: 16 * KiB,
 };
 const KINDS: ArchiveKind[] = ['tar.gz', 'tar', 'zip'];
-/** PROPERTY_RUNS_SCALE=20 npx vitest run test/properties.test.ts searches deeper (minutes, not seconds). */
+/** PROPERTY_RUNS_SCALE=20 npx vitest run test/bundle/properties.test.ts searches deeper (minutes, not seconds). */
 const SCALE = Number(process.env.PROPERTY_RUNS_SCALE ?? 1);
 const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
 /** Per run: an archive read that takes longer than this counts as a hang. */

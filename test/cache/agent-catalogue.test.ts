@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { AgentCatalogueMirror, applyDelta, type CatalogueSnapshot } from '../../src/cache/agent-catalogue.js';
-import { DEFAULT_NAMESPACE } from '../../src/namespaces.js';
+import { DEFAULT_NAMESPACE } from '../../src/domain/scope.js';
 import { clearEntryTokenMemo, promptEntryTokens } from '../../src/render/prompt.js';
 import { countTokens } from '../../src/render/token-count.js';
 import { backfillPromptTokens } from '../../src/server.js';

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomRequestId } from '../../src/request-id.js';
+import { randomRequestId } from '../../src/requests/request-id.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
 
 /**
- * The response cache answers repeated public GETs before Fastify runs (src/http/response-cache.ts).
+ * The response cache answers repeated public GETs before Fastify runs (src/cache/response-cache.ts).
  * app.inject never reaches it (inject calls Fastify's handler directly), so these tests talk to a
  * listening server over real HTTP and compare what the cache answers with what the route answered.
  */

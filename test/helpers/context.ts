@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { expect, inject } from 'vitest';
@@ -16,12 +17,26 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A database of this test file's own: a clone of the migrated template, or a fresh in-memory PGlite. */
+let pgliteSnapshot: Blob | undefined;
+
+/** The migrated PGlite data directory global-setup.ts saved, read once per test file. */
+function migratedPglite(): Blob {
+  pgliteSnapshot ??= new Blob([readFileSync(inject('pgliteSnapshot'))]);
+  return pgliteSnapshot;
+}
+
+/**
+ * A database of this test file's own: a clone of the migrated template, or an in-memory PGlite
+ * started from the migrated data directory (so the service's migrate() finds nothing left to do).
+ */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const serverUrl = inject('postgresUrl');
   const template = inject('templateDatabase');
   if (!serverUrl) {
-    return { open: () => openDatabase({ dataDir: 'memory://' }), drop: async () => {} };
+    return {
+      open: () => openDatabase({ dataDir: 'memory://', loadDataDir: migratedPglite() }),
+      drop: async () => {},
+    };
   }
   const name = `skillreg_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: serverUrl });

@@ -1,3 +1,7 @@
+import { rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../src/db/client.js';
@@ -8,6 +12,11 @@ declare module 'vitest' {
     postgresUrl: string;
     /** A migrated database each test file clones (CREATE DATABASE ... TEMPLATE). */
     templateDatabase: string;
+    /**
+     * PGlite only: a file holding a migrated PGlite data directory (dumpDataDir), which every embedded
+     * test database starts from instead of creating a cluster and migrating it again.
+     */
+    pgliteSnapshot: string;
   }
 }
 
@@ -36,9 +45,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   project.provide('postgresUrl', url);
   project.provide('templateDatabase', '');
+  project.provide('pgliteSnapshot', '');
   if (!url) {
+    const snapshot = await migratedPgliteSnapshot();
+    project.provide('pgliteSnapshot', snapshot);
     console.log('[tests] database: embedded PGlite (set TEST_DATABASE_URL to use PostgreSQL)');
-    return async () => {};
+    return async () => {
+      await rm(snapshot, { force: true });
+    };
   }
   const template = `skillreg_template_${process.pid}`;
   const admin = new pg.Client({ connectionString: url });
@@ -55,6 +69,22 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await admin.end();
     await stopContainer?.();
   };
+}
+
+/** Migrates one in-memory PGlite and saves its data directory (an uncompressed tar) to a file. */
+async function migratedPgliteSnapshot(): Promise<string> {
+  const database = await openDatabase({ dataDir: 'memory://' });
+  try {
+    await database.migrate();
+    // drizzle's PGlite driver keeps the client it was given as $client.
+    const client = (database.db as unknown as { $client: PGlite }).$client;
+    const dump = await client.dumpDataDir('none');
+    const file = path.join(tmpdir(), `skillreg-test-pglite-${process.pid}.tar`);
+    await writeFile(file, Buffer.from(await dump.arrayBuffer()));
+    return file;
+  } finally {
+    await database.close();
+  }
 }
 
 export function withDatabase(url: string, database: string): string {

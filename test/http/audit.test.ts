@@ -4,7 +4,7 @@ import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
 
 // GET /audit: every write (publish, tag move, yank, token change) with its actor, time and what
-// changed; nothing for requests that change nothing or are refused. test/auth.test.ts covers the
+// changed; nothing for requests that change nothing or are refused. test/http/auth.test.ts covers the
 // basics (actors, admin only, one page with `before`); this covers the rest.
 
 interface AuditItem {

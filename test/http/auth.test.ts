@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { eq } from 'drizzle-orm';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, loggerOptions } from '../../src/app.js';
 import { tokens } from '../../src/db/schema.js';
@@ -13,21 +13,9 @@ import {
   type TestApp,
   testConfig,
 } from '../helpers/context.js';
+import { expectProblem } from '../helpers/problem.js';
 
 const bearer = (secret: string) => ({ authorization: `Bearer ${secret}` });
-
-function expectProblem(res: LightMyRequestResponse, status: number) {
-  expect(res.statusCode).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  const body = res.json();
-  expect(body).toMatchObject({
-    type: expect.any(String),
-    title: expect.any(String),
-    status,
-    detail: expect.any(String),
-  });
-  return body as Record<string, unknown> & { detail: string };
-}
 
 async function createToken(
   app: FastifyInstance,

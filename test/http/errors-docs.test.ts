@@ -2,26 +2,13 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
+import { expectProblem } from '../helpers/problem.js';
 
 let ctx: TestApp;
 beforeAll(async () => {
   ctx = await createTestApp();
 });
 afterAll(async () => ctx?.close());
-
-function expectProblem(res: LightMyRequestResponse, status: number) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  const body = res.json();
-  expect(body).toMatchObject({
-    type: expect.any(String),
-    title: expect.any(String),
-    status,
-    detail: expect.any(String),
-  });
-  expect(body.detail.length).toBeGreaterThan(0);
-  return body as Record<string, unknown> & { detail: string };
-}
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
 

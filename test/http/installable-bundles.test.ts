@@ -8,6 +8,7 @@ import { readArchive } from '../../src/bundle/archive-read.js';
 import { bundleDigest } from '../../src/bundle/digest.js';
 import { DEFAULT_LIMITS } from '../../src/bundle/types.js';
 import { skillVersions, versionArchives } from '../../src/db/schema.js';
+import { DEFAULT_SCOPE } from '../../src/domain/scope.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { cliInProcess } from '../helpers/cli-output.js';
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/context.js';
@@ -203,7 +204,7 @@ describe('versions stored before installable archives existed', () => {
     const archives = ctx.app.registry.archives;
     const filesOf = vi.spyOn(ctx.app.registry.repositories.archives, 'filesOf');
     try {
-      const missing = (await archives.currentInstallable('zip')).filter((entry) =>
+      const missing = (await ctx.app.registry.discovery.currentArchives(DEFAULT_SCOPE)).filter((entry) =>
         ids.includes(entry.versionId),
       );
       expect(missing.every((entry) => entry.archiveSha256 === null)).toBe(true);

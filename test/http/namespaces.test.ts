@@ -2,6 +2,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniqueName } from '../helpers/bundles.js';
 import { adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
+import { expectProblem } from '../helpers/problem.js';
 
 const bearer = (secret: string) => ({ authorization: `Bearer ${secret}` });
 
@@ -21,15 +22,6 @@ function post(
     headers: { ...headers, 'content-type': 'text/markdown' },
     payload: text,
   });
-}
-
-function expectProblem(
-  res: LightMyRequestResponse,
-  status: number,
-): { detail: string } & Record<string, unknown> {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  return res.json();
 }
 
 async function token(app: FastifyInstance, body: Record<string, unknown>): Promise<string> {

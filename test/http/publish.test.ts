@@ -6,6 +6,7 @@ import { bundleDigest } from '../../src/bundle/digest.js';
 import type { BundleFile } from '../../src/bundle/types.js';
 import { files, multipartBody, publish, skillMd, type UploadFormat, uniqueName } from '../helpers/bundles.js';
 import { adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
+import { expectProblem } from '../helpers/problem.js';
 
 let ctx: TestApp;
 beforeAll(async () => {
@@ -418,15 +419,6 @@ describe('POST /skills: warnings', () => {
 });
 
 describe('POST /skills: refusals', () => {
-  async function expectProblem(res: Awaited<ReturnType<typeof publish>>, status: number) {
-    expect(res.statusCode).toBe(status);
-    expect(res.headers['content-type']).toMatch(PROBLEM_JSON);
-    const body = res.json();
-    expect(body).toMatchObject({ status, type: expect.any(String), title: expect.any(String) });
-    expect(typeof body.detail).toBe('string');
-    return body;
-  }
-
   it('refuses an invalid name with 422 and a suggestion', async () => {
     const res = await publish(
       ctx.app,

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readArchive, readServedArchive } from '../../src/bundle/archive-read.js';
 import { bundleDigest } from '../../src/bundle/digest.js';
 import { type BundleFile, DEFAULT_LIMITS } from '../../src/bundle/types.js';
+import type { CataloguePage } from '../../src/wire/types.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
 import { sha256Digest } from '../helpers/hashing.js';
@@ -13,21 +14,6 @@ beforeAll(async () => {
 afterAll(async () => ctx?.close());
 
 const PROBLEM_JSON = /^application\/problem\+json/;
-
-interface CatalogueItem {
-  name: string;
-  description: string;
-  version: string;
-  tags: string[];
-  digest: string;
-  updatedAt: string;
-  tokens: { description: number; body: number };
-}
-
-interface CataloguePage {
-  items: CatalogueItem[];
-  nextCursor: string | null;
-}
 
 /** A lowercase word no other test uses, for searches and names. */
 function uniqueWord(prefix: string): string {

@@ -3,7 +3,7 @@
  * same as the search service answers the tool, without skills a model must not invoke.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_SCOPE } from '../../src/namespaces.js';
+import { DEFAULT_SCOPE } from '../../src/domain/scope.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
 

@@ -12,7 +12,7 @@ import { REPO_ROOT } from '../helpers/server-process.js';
  * documents, and used to connect to a running registry. Sources of each format:
  * - Claude Code: https://code.claude.com/docs/en/mcp (`claude mcp add --transport http <name> <url>
  *   --header "Authorization: Bearer ..."`)
- * - Codex: https://developers.openai.com/codex/mcp and openai/codex docs/config.md (`[mcp_servers.<name>]`,
+ * - Codex: https://developers.openai.com/codex/mcp and openai/codex's configuration reference (`[mcp_servers.<name>]`,
  *   `url`, `bearer_token_env_var`, `http_headers`, `env_http_headers`)
  * - Cursor: https://cursor.com/docs/mcp (`mcpServers`, `url`, `headers`, `${env:NAME}`)
  * - VS Code: https://code.visualstudio.com/docs/copilot/reference/mcp-configuration (`servers`,

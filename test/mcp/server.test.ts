@@ -6,7 +6,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { skills as skillsTable } from '../../src/db/schema.js';
-import { SEARCH_SKILLS_DESCRIPTION } from '../../src/render/tools.js';
+import { SEARCH_SKILLS_DESCRIPTION } from '../../src/render/tool-definitions.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { adminAuth, createTestApp, putView, type TestApp } from '../helpers/context.js';
 

@@ -11,7 +11,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { openDatabase } from '../../src/db/client.js';
-import { isDatabaseUnavailable } from '../../src/http/plugins/errors.js';
+import { isDatabaseUnavailable } from '../../src/http/plugins/error-answers.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { adminAuth, testConfig } from '../helpers/context.js';
 import { freePort } from '../helpers/server-process.js';

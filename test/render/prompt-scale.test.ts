@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedSkills, syntheticSkill } from '../../bench/seed.js';
 import { DEFAULT_PROMPT_BUDGET } from '../../src/config.js';
 import { countTokens } from '../../src/render/token-count.js';
-import { MAX_ENUM_NAMES, SKILL_NAME_SEARCH_DESCRIPTION } from '../../src/render/tools.js';
+import { MAX_ENUM_NAMES, SKILL_NAME_SEARCH_DESCRIPTION } from '../../src/render/tool-definitions.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { createTestApp, type TestApp } from '../helpers/context.js';
 import { type PromptJson, promptJsonOf } from '../helpers/prompt.js';

@@ -12,7 +12,6 @@ import { countTokens as countWhole } from 'gpt-tokenizer';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { prepareBundle } from '../../src/bundle/prepare.js';
 import { DEFAULT_LIMITS } from '../../src/bundle/types.js';
-import { jsonBody } from '../../src/cache/bodies.js';
 import {
   buildPrompt,
   clearEntryTokenMemo,
@@ -20,8 +19,10 @@ import {
   type PromptSkill,
   type PromptStyle,
 } from '../../src/render/prompt.js';
-import { promptJsonBody, promptJsonSchema, textBody } from '../../src/render/prompt-document.js';
+import { promptJsonBody, textBody } from '../../src/render/prompt-document.js';
+import { jsonBody } from '../../src/render/response-bodies.js';
 import { countTokens, isCleanCut } from '../../src/render/token-count.js';
+import { promptJsonSchema } from '../../src/wire/index.js';
 
 const PLAIN = { disallowedSpecial: new Set<string>() };
 const whole = (text: string) => countWhole(text, PLAIN);

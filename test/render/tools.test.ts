@@ -13,7 +13,7 @@ import {
   SKILL_NAME_DESCRIPTION,
   SKILL_NAME_SEARCH_DESCRIPTION,
   skillTools,
-} from '../../src/render/tools.js';
+} from '../../src/render/tool-definitions.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
 

@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { DEFAULT_SCOPE } from '../../src/namespaces.js';
+import { DEFAULT_SCOPE } from '../../src/domain/scope.js';
 import { searchDocument } from '../../src/search/document.js';
 import { SearchIndex } from '../../src/search/search-index.js';
 import { uniqueName } from '../helpers/bundles.js';

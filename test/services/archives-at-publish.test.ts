@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { seedSkills } from '../../bench/seed.js';
 import { writeZip } from '../../src/bundle/archive-write.js';
 import { blobs, skillVersions, versionArchives } from '../../src/db/schema.js';
+import { DEFAULT_SCOPE } from '../../src/domain/scope.js';
 import { backfillArchives } from '../../src/server.js';
 import { PUBLISH_ARCHIVE_FORMAT } from '../../src/services/archives.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
@@ -173,7 +174,7 @@ describe('versions stored without archives (before this, or bulk-loaded)', () =>
 
       const entries = (one.json() as { skills: IndexEntry[] }).skills;
       expect(entries.length).toBeGreaterThan(SEEDED);
-      expect(entries.length).toBe((await repository.currentInstallable('zip')).length);
+      expect(entries.length).toBe((await ctx.app.registry.discovery.currentArchives(DEFAULT_SCOPE)).length);
       const digests = new Map(entries.map((entry) => [entry.name, entry.digest]));
       const seededRows = await db
         .select({ name: skillVersions.name, sha256: versionArchives.blobDigest })
@@ -218,7 +219,9 @@ describe('backfillArchives (run by startServer once the service listens)', () =>
       await seedSkills(other.database, { count: 30, start: 950_000, batch: 30, bodyBytes: 800 });
       const repository = other.app.registry.archives;
       const missing = async () =>
-        (await repository.currentInstallable('zip')).filter((entry) => entry.archiveSha256 === null).length;
+        (await other.app.registry.discovery.currentArchives(DEFAULT_SCOPE)).filter(
+          (entry) => entry.archiveSha256 === null,
+        ).length;
       expect(await missing()).toBe(30);
       await backfillArchives(other.app);
       expect(await missing()).toBe(0);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { readServedArchive } from '../../bundle/archive-read.js';
 import { bundleDigest } from '../../bundle/digest.js';
-import { installableFiles } from '../../bundle/installable.js';
+import { installableFiles } from '../../bundle/installable-skill-md.js';
 import { normalizeEntryPath } from '../../bundle/paths.js';
 import { type CliContext, examples, namespaceOption, ReportedFailure, viewOption } from '../context.js';
 import { DOWNLOAD_LIMITS } from '../local-skill.js';

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { readArchive } from '../../bundle/archive-read.js';
 import { bundleDigest } from '../../bundle/digest.js';
-import { DEFAULT_NAMESPACE } from '../../namespaces.js';
+import { DEFAULT_NAMESPACE } from '../../domain/scope.js';
 import { jwkOf, publicKeyOfJwk, subjectName, verifyEnvelope } from '../../provenance/dsse.js';
 import { type CliContext, examples, namespaceOption, ReportedFailure } from '../context.js';
 import { DOWNLOAD_LIMITS } from '../local-skill.js';

@@ -3,6 +3,8 @@
  * session only: never a URL, localStorage, a cookie or a log) and goes out as a bearer header, so no
  * cookie ever carries authority and there is nothing for another site to forge.
  */
+import type { WhoAmI } from '../../wire/types';
+
 const TOKEN_KEY = 'skillreg.console.token';
 
 export function token(): string | null {
@@ -83,15 +85,7 @@ export async function send<T>(method: 'PUT' | 'POST' | 'DELETE', path: string, b
 }
 
 /** Who a token is (GET /auth/whoami): what the console may offer its holder. */
-export interface Identity {
-  name: string;
-  actor: string;
-  kind: 'token' | 'bootstrap';
-  scopes: ('read' | 'publish' | 'admin')[];
-  /** null: every namespace. */
-  namespaces: string[] | null;
-  expiresAt: string | null;
-}
+export type Identity = WhoAmI;
 
 /** Asks the registry who `candidate` is (an ApiError 401 when it refuses the token). */
 export async function whoAmI(candidate: string): Promise<Identity> {

@@ -1,10 +1,5 @@
+import type { DsseEnvelope, SigningKeys } from '../../wire/types';
 import { getJson, type Scope, skillPath } from './api';
-
-interface Envelope {
-  payloadType: string;
-  payload: string;
-  signatures: { keyid: string; sig: string }[];
-}
 
 export interface AttestationStatus {
   state: 'verified' | 'failed' | 'unsupported';
@@ -52,8 +47,8 @@ export async function checkAttestation(
   digest: string,
 ): Promise<AttestationStatus> {
   const [envelope, jwks] = await Promise.all([
-    getJson<Envelope>(skillPath(scope, name, `/attestation?version=${encodeURIComponent(version)}`)),
-    getJson<{ keys: (JsonWebKey & { kid: string })[] }>('/.well-known/skillreg/keys.json'),
+    getJson<DsseEnvelope>(skillPath(scope, name, `/attestation?version=${encodeURIComponent(version)}`)),
+    getJson<SigningKeys>('/.well-known/skillreg/keys.json'),
   ]);
   const payload = base64Bytes(envelope.payload);
   const statement = JSON.parse(new TextDecoder().decode(payload)) as {

@@ -2,13 +2,13 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { formatDate, Loading } from './components';
 import { decoded } from './links';
+import { scopeOf } from './page-scope';
 import { CataloguePage } from './pages/catalogue';
 import { AuditPage, QuarantinePage, UsagePage } from './pages/review';
 import { ScopesPage } from './pages/scopes';
 import { SkillPage } from './pages/skill';
 import { TokensPage } from './pages/tokens';
 import { interceptLinks, useLocation } from './router';
-import { scopeOf } from './scope';
 import { endSession, grantsOf, restoreSession, signInWith, useSession } from './session';
 
 const NAV = [

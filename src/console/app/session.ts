@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { coversNamespace } from '../../namespaces';
+import { coversNamespace } from '../../domain/scope';
 import { ApiError, type Identity, signIn, signOut, token, whoAmI } from './api';
 
 /**

@@ -1,9 +1,6 @@
-export interface UsageDay {
-  date: string;
-  loads: number;
-  files: number;
-  downloads: number;
-}
+import type { UsageDay } from '../../wire/types';
+
+export type { UsageDay };
 
 /** Loads per day as bars (SVG, no inline style: the CSP allows none), with the figures as a table. */
 export function UsageChart({ days }: { days: UsageDay[] }) {

@@ -1,14 +1,14 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
-import { AppError } from '../../errors.js';
-import { coversNamespace, DEFAULT_NAMESPACE } from '../../namespaces.js';
+import { AppError } from '../../domain/app-errors.js';
+import { coversNamespace, DEFAULT_NAMESPACE } from '../../domain/scope.js';
+import type { TokenService } from '../../services/administration.js';
 import {
   grants,
   hashSecret,
   type Principal,
   type Scope,
-  type TokensRepository,
   tokenNameOf,
 } from '../../storage/tokens-repository.js';
 
@@ -111,7 +111,7 @@ function logRefusal(
   );
 }
 
-async function authPlugin(app: FastifyInstance, options: { tokens: TokensRepository }) {
+async function authPlugin(app: FastifyInstance, options: { tokens: Pick<TokenService, 'authenticate'> }) {
   const { tokens } = options;
   app.decorateRequest('principal', null);
   /** The admin token's digest, hashed once rather than on every request that presents a secret. */

@@ -162,7 +162,7 @@ async function metricsPlugin(app: FastifyInstance, options: { registry: SkillReg
     },
   });
 
-  options.registry.repositories.loads.onRecord(() => skillLoads.inc());
+  options.registry.usage.onLoad(() => skillLoads.inc());
 
   // Callback style, not async: an async hook costs a promise per request on the hottest path.
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {

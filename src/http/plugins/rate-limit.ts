@@ -1,7 +1,7 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../domain/app-errors.js';
 import { problemSchema } from '../problem.js';
 import { credentialDigest, credentialFingerprint, credentialWasRefused } from './auth.js';
 

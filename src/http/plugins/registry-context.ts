@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../../config.js';
-import type { Scope } from '../../namespaces.js';
+import type { Scope } from '../../domain/scope.js';
 import type { Registry } from '../../services/registry.js';
 
 declare module 'fastify' {
@@ -19,7 +19,7 @@ declare module 'fastify' {
 async function registryContext(app: FastifyInstance, options: { registry: Registry }) {
   app.decorate('config', options.registry.config);
   app.decorate('registry', options.registry);
-  // What a read is about (src/http/scope.ts sets it per mount); the root API reads `default`.
+  // What a read is about (src/http/read-mounts.ts sets it per mount); the root API reads `default`.
   // Decorated with null (Fastify allows no shared object here); every mount sets it before handlers run.
   app.decorateRequest('scope', null as unknown as { getter(): Scope });
   app.addHook('onClose', async () => {

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge } from 'prom-client';
-import { bufferBody } from '../../cache/bodies.js';
 import type { CatalogueState } from '../../cache/catalogue-state.js';
 import { RESPONSE_CACHE_SHARE, ResponseCache, type ResponseCacheSpec } from '../../cache/response-cache.js';
+import { bufferBody } from '../../render/response-bodies.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

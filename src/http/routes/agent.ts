@@ -1,17 +1,16 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { MAX_PROMPT_BUDGET } from '../../config.js';
-import { scopePath } from '../../namespaces.js';
+import { scopePath } from '../../domain/scope.js';
 import type { SkillSelection } from '../../render/prompt.js';
-import { promptJsonSchema } from '../../render/prompt-document.js';
-import { anthropicToolSchema, openAiToolSchema } from '../../services/documents.js';
 import type { Registry } from '../../services/registry.js';
 import { MAX_QUERY_LENGTH, PROMPT_SEARCH_LIMIT } from '../../services/skill-search.js';
+import { promptResponseSchema, toolsResponseSchema } from '../../wire/index.js';
 import { sendAnswer } from '../answer.js';
 import { problemResponses } from '../problem.js';
 import { publicBaseUrl } from '../public-url.js';
+import { mounted, mountParams, mountProblems, type ReadMount, readAccess, useScope } from '../read-mounts.js';
 import { withoutNul } from '../schemas.js';
-import { mounted, mountParams, mountProblems, type ReadMount, readAccess, useScope } from '../scope.js';
 
 /** `name` may repeat (?name=a&name=b) or hold a comma-separated list; skill names never contain commas. */
 const namesQuery = z
@@ -87,9 +86,7 @@ const agentRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: ReadMount 
             ),
         }),
         response: {
-          200: z
-            .union([z.string().describe('text/plain (xml layout) or text/markdown'), promptJsonSchema])
-            .describe('The fragment in the requested format'),
+          200: promptResponseSchema,
           ...problemResponses(...mountProblems(mount, 400, 401, 403)),
         },
       },
@@ -133,9 +130,7 @@ const agentRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: ReadMount 
             ),
         }),
         response: {
-          200: z
-            .union([z.array(anthropicToolSchema), z.array(openAiToolSchema)])
-            .describe('The tools array for the provider'),
+          200: toolsResponseSchema,
           ...problemResponses(...mountProblems(mount, 400, 401, 403)),
         },
       },

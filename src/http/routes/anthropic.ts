@@ -2,32 +2,22 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Registry } from '../../services/registry.js';
-import { VendorSkillService } from '../../services/vendor-skills.js';
-import type { VendorSkillRow, VendorVersionRow } from '../../storage/vendor-repository.js';
+import {
+  type VendorSkillRow,
+  VendorSkillService,
+  type VendorVersionRow,
+} from '../../services/vendor-skills.js';
+import {
+  anthropicAnySkillSchema,
+  anthropicErrorSchema,
+  anthropicSkillDeletedSchema,
+  anthropicSkillListSchema,
+  anthropicVersionDeletedSchema,
+  anthropicVersionListSchema,
+  anthropicVersionSchema,
+} from '../../wire/index.js';
 import { requestNamespace } from '../schemas.js';
 import { useVendorErrors, vendorErrorResponses, vendorParams, vendorUpload } from '../vendor-faces.js';
-
-const skillSchema = z.object({
-  id: z.string().describe('skill_<32 hex>: the same id on the OpenAI face'),
-  type: z.literal('skill'),
-  display_name: z.string().describe('display_name given at create, else the skill name'),
-  latest_version_id: z.string().describe("The registry's `latest` version (its semver)"),
-  source: z.object({ type: z.literal('custom') }),
-  created_at: z.string(),
-  updated_at: z.string(),
-});
-
-/** The shape SDKs before 0.122 read, with `anthropic-beta: skills-2025-10-02`. */
-const legacySkillSchema = z.object({
-  id: z.string(),
-  type: z.literal('skill'),
-  display_title: z.string(),
-  latest_version: z.string(),
-  source: z.literal('custom'),
-  created_at: z.string(),
-  updated_at: z.string(),
-});
-const anySkillSchema = skillSchema.or(legacySkillSchema);
 
 /** Whether the request asks for the 2025-10-02 beta's shapes. */
 function legacyBeta(request: FastifyRequest): boolean {
@@ -35,20 +25,7 @@ function legacyBeta(request: FastifyRequest): boolean {
   return (Array.isArray(beta) ? beta.join(',') : (beta ?? '')).includes('skills-2025-10-02');
 }
 
-const versionSchema = z.object({
-  id: z.string().describe('The version (the registry semver): what versions.retrieve takes'),
-  type: z.literal('skill_version'),
-  skill_id: z.string(),
-  version: z.string(),
-  name: z.string(),
-  description: z.string(),
-  created_at: z.string(),
-});
-
-const errorSchema = z
-  .object({ type: z.literal('error'), error: z.object({ type: z.string(), message: z.string() }) })
-  .describe("Anthropic's error shape");
-const errors = vendorErrorResponses(errorSchema);
+const errors = vendorErrorResponses(anthropicErrorSchema);
 
 const betaQuery = {
   beta: z.string().optional().describe('The SDK sends beta=true; ignored'),
@@ -59,7 +36,7 @@ const pageQuery = z.object({
   page: z.string().max(400).optional().describe('next_page of the page before'),
   source: z.string().max(40).optional().describe('custom lists every skill; anthropic lists none'),
 });
-function skillDocument(row: VendorSkillRow, legacy = false): z.infer<typeof anySkillSchema> {
+function skillDocument(row: VendorSkillRow, legacy = false): z.infer<typeof anthropicAnySkillSchema> {
   if (legacy) {
     return {
       id: VendorSkillService.idOf(row.id),
@@ -82,7 +59,7 @@ function skillDocument(row: VendorSkillRow, legacy = false): z.infer<typeof anyS
   };
 }
 
-function versionDocument(skillId: string, row: VendorVersionRow): z.infer<typeof versionSchema> {
+function versionDocument(skillId: string, row: VendorVersionRow): z.infer<typeof anthropicVersionSchema> {
   return {
     id: row.version,
     type: 'skill_version',
@@ -137,7 +114,7 @@ const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: bo
         operationId: op('anthropicCreateSkill'),
         ...(prefixed ? { params: where } : {}),
         querystring: z.object(betaQuery),
-        response: { 200: anySkillSchema, ...errors },
+        response: { 200: anthropicAnySkillSchema, ...errors },
       },
     },
     async (request) => {
@@ -163,7 +140,7 @@ const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: bo
         ...(prefixed ? { params: where } : {}),
         querystring: pageQuery,
         response: {
-          200: z.object({ data: z.array(anySkillSchema), next_page: z.string().nullable() }),
+          200: anthropicSkillListSchema,
           ...errors,
         },
       },
@@ -189,7 +166,7 @@ const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: bo
         operationId: op('anthropicRetrieveSkill'),
         params: idParams,
         querystring: z.object(betaQuery),
-        response: { 200: anySkillSchema, ...errors },
+        response: { 200: anthropicAnySkillSchema, ...errors },
       },
     },
     async (request) =>
@@ -208,7 +185,7 @@ const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: bo
         operationId: op('anthropicDeleteSkill'),
         params: idParams,
         querystring: z.object(betaQuery),
-        response: { 200: z.object({ id: z.string(), type: z.literal('skill_deleted') }), ...errors },
+        response: { 200: anthropicSkillDeletedSchema, ...errors },
       },
     },
     async (request) => {
@@ -229,7 +206,7 @@ const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: bo
         operationId: op('anthropicCreateSkillVersion'),
         params: idParams,
         querystring: z.object(betaQuery),
-        response: { 200: versionSchema, ...errors },
+        response: { 200: anthropicVersionSchema, ...errors },
       },
     },
     async (request) => {
@@ -254,7 +231,7 @@ const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: bo
         params: idParams,
         querystring: pageQuery,
         response: {
-          200: z.object({ data: z.array(versionSchema), next_page: z.string().nullable() }),
+          200: anthropicVersionListSchema,
           ...errors,
         },
       },
@@ -282,7 +259,7 @@ const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: bo
         operationId: op('anthropicRetrieveSkillVersion'),
         params: versionParams,
         querystring: z.object(betaQuery),
-        response: { 200: versionSchema, ...errors },
+        response: { 200: anthropicVersionSchema, ...errors },
       },
     },
     async (request) => {
@@ -303,7 +280,7 @@ const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: bo
         operationId: op('anthropicDeleteSkillVersion'),
         params: versionParams,
         querystring: z.object(betaQuery),
-        response: { 200: z.object({ id: z.string(), type: z.literal('skill_version_deleted') }), ...errors },
+        response: { 200: anthropicVersionDeletedSchema, ...errors },
       },
     },
     async (request) => {

@@ -1,33 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { AUDIT_ACTIONS } from '../../domain/audit-actions.js';
 import type { Registry } from '../../services/registry.js';
-import { AUDIT_ACTIONS } from '../../storage/audit-repository.js';
+import { auditPageSchema } from '../../wire/index.js';
 import { problemResponses } from '../problem.js';
 import { withoutNul } from '../schemas.js';
-
-const auditEntrySchema = z.object({
-  id: z.number().int().describe('Increases with every entry'),
-  at: z.string().describe('When the write committed (ISO 8601)'),
-  actor: z.string().describe('Who: `token:<name>` or `admin-token` (SKILLREG_ADMIN_TOKEN)'),
-  action: z.string().describe(`What: ${AUDIT_ACTIONS.join(', ')}`),
-  namespace: z
-    .string()
-    .nullable()
-    .describe('The namespace written to (skill writes, namespace and view changes); null for token changes'),
-  skill: z.string().nullable().describe('The skill changed; null for token changes'),
-  version: z.string().nullable().describe('The version published, tagged or yanked'),
-  detail: z
-    .record(z.string(), z.unknown())
-    .describe('What changed (digest, tag and previous version, token id...)'),
-});
-
-const auditPageSchema = z.object({
-  items: z.array(auditEntrySchema),
-  nextCursor: z
-    .string()
-    .nullable()
-    .describe('Pass as cursor= for the next (older) page; null on the last page'),
-});
 
 const instant = (what: string) =>
   z.iso
@@ -36,7 +13,6 @@ const instant = (what: string) =>
     .describe(`${what} (ISO 8601 date-time with Z or an offset, e.g. 2025-01-31T00:00:00Z)`);
 
 const auditRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { registry }) => {
-  const { audit } = registry.repositories;
   app.get(
     '/audit',
     {
@@ -79,7 +55,7 @@ const auditRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, {
     },
     async (request) => {
       const { since, until, ...query } = request.query;
-      const page = await audit.list({
+      const page = await registry.adminLists.auditPage({
         ...query,
         since: since === undefined ? undefined : new Date(since),
         until: until === undefined ? undefined : new Date(until),

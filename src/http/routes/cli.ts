@@ -10,33 +10,10 @@ import {
   cliDistribution,
 } from '../../cli-dist/distribution.js';
 import { CLI_NODE_RANGE } from '../../cli-dist/npm-package.js';
+import { cliIndexSchema } from '../../wire/index.js';
 import { REVALIDATE } from '../caching.js';
 import { clientErrors } from '../problem.js';
 import { publicBaseUrl } from '../public-url.js';
-
-const cliFileSchema = z.object({
-  url: z.string().describe('Absolute URL of the file on this registry'),
-  sha256: z
-    .string()
-    .regex(/^[0-9a-f]{64}$/)
-    .describe('Hex sha256 of the bytes served at `url` (as `sha256sum` prints it)'),
-  size: z.number().int().describe('Bytes'),
-});
-
-const cliIndexSchema = z
-  .object({
-    version: z.string().describe("The CLI's version: the server's own, the CLI is built from its code"),
-    package: z.string().describe('The npm package name the tarball installs under (`npm ls -g`)'),
-    node: z.string().describe('Node.js versions it runs on'),
-    files: z.object({
-      'skillreg.mjs': cliFileSchema.describe('One ES module: `node skillreg.mjs <command>`'),
-      'skillreg.tgz': cliFileSchema.describe('An npm package of it: bin `skillreg`, no dependencies'),
-    }),
-    install: z
-      .object({ npm: z.string(), npx: z.string(), node: z.string() })
-      .describe('Ways to run it, none of which downloads anything but these files'),
-  })
-  .describe('Where to get the skillreg CLI this registry serves, and the checksums to pin');
 
 type CliIndex = z.infer<typeof cliIndexSchema>;
 

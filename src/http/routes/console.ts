@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { buildConsoleAssets, type ConsoleAssets } from '../../console/assets.js';
-import { NotFoundError } from '../../errors.js';
+import { NotFoundError } from '../../domain/app-errors.js';
 import { escapeXmlAttribute } from '../../render/xml.js';
 import { publicBaseUrl } from '../public-url.js';
 

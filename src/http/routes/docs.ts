@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
+import { openApiDocumentSchema } from '../../wire/index.js';
 import { clientErrors } from '../problem.js';
 
 const docsRoutes: FastifyPluginAsyncZod = async (app) => {
@@ -11,7 +11,7 @@ const docsRoutes: FastifyPluginAsyncZod = async (app) => {
         summary: 'OpenAPI 3.1 document',
         description: 'Generated from the route schemas; browse it at /docs.',
         operationId: 'getOpenApi',
-        response: { 200: z.record(z.string(), z.unknown()), ...clientErrors },
+        response: { 200: openApiDocumentSchema, ...clientErrors },
       },
     },
     async () => app.swagger() as unknown as Record<string, unknown>,

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import type { Registry } from '../../services/registry.js';
+import { livenessSchema, readinessSchema } from '../../wire/index.js';
 import { clientErrors, problemResponses, sendProblem } from '../problem.js';
 
 const healthRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { registry }) => {
@@ -14,7 +14,7 @@ const healthRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, 
         summary: 'Liveness',
         description: 'The process is up and serving HTTP.',
         operationId: 'livez',
-        response: { 200: z.object({ status: z.literal('ok') }), ...clientErrors },
+        response: { 200: livenessSchema, ...clientErrors },
       },
     },
     async () => ({ status: 'ok' as const }),
@@ -31,7 +31,7 @@ const healthRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, 
           'The database answers and the search index is built (at start it is read once: until then searches would wait for it); load balancers should send traffic only while this is 200.',
         operationId: 'readyz',
         response: {
-          200: z.object({ status: z.literal('ok'), database: z.enum(['postgres', 'pglite']) }),
+          200: readinessSchema,
           ...clientErrors,
           ...problemResponses(503),
         },

@@ -1,33 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { packageVersion } from '../../process/package-version.js';
 import { escapeXmlAttribute, escapeXmlText } from '../../render/xml.js';
+import { homeResponseSchema, type homeSchema } from '../../wire/index.js';
 import { clientErrors } from '../problem.js';
 import { publicBaseUrl } from '../public-url.js';
-
-const link = (description: string) => z.string().describe(description);
-
-const homeSchema = z
-  .object({
-    name: z.literal('skill-registry'),
-    version: z.string(),
-    readAuth: z.boolean().describe('Reads need a token with scope read (SKILLREG_READ_AUTH)'),
-    links: z.object({
-      console: link('The web console'),
-      docs: link('The API, browsable'),
-      openapi: link('The OpenAPI 3.1 document'),
-      catalogue: link('GET: layer 1, the catalogue'),
-      prompt: link('GET: the system-prompt fragment for remote agents'),
-      tools: link('GET: load-tool definitions for a model API'),
-      search: link('GET ?q=: search skills by describing a task'),
-      mcp: link('POST: MCP (Streamable HTTP)'),
-      index: link('GET: the Agent Skills discovery index (npx skills add <registry URL>)'),
-      cli: link('GET: the skillreg CLI this registry serves, version-matched'),
-      health: link('GET: readiness'),
-    }),
-  })
-  .describe('Where a person or a program goes from here');
 
 type Home = z.infer<typeof homeSchema>;
 
@@ -122,7 +100,7 @@ const homeRoutes: FastifyPluginAsyncZod = async (app) => {
         description:
           'An HTML page linking the console, the API docs and the agent endpoints; with `Accept: application/json`, the same links as JSON.',
         operationId: 'getHome',
-        response: { 200: z.union([z.string().describe('text/html'), homeSchema]), ...clientErrors },
+        response: { 200: homeResponseSchema, ...clientErrors },
       },
     },
     async (request, reply) => {

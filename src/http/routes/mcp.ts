@@ -2,12 +2,12 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { clientKey } from '../../client-key.js';
-import { createMcpServer } from '../../mcp/server.js';
+import { createMcpServer } from '../../mcp/mcp-server.js';
+import { clientKey } from '../../requests/client-key.js';
 import type { Registry } from '../../services/registry.js';
 import { discardRestOfBody } from '../oversized.js';
 import { problemResponses, sendProblem } from '../problem.js';
-import { mounted, mountParams, mountProblems, type ReadMount, readAccess, useScope } from '../scope.js';
+import { mounted, mountParams, mountProblems, type ReadMount, readAccess, useScope } from '../read-mounts.js';
 
 /** Largest JSON-RPC message accepted (the SDK's own default). */
 const MCP_BODY_LIMIT = 4 * 1024 * 1024;

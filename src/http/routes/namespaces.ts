@@ -1,7 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
-import { namespaceDigestsSchema, namespacesResponseSchema } from '../../services/documents.js';
 import type { Registry } from '../../services/registry.js';
+import {
+  namespaceDeletedSchema,
+  namespaceDigestsSchema,
+  namespacesResponseSchema,
+} from '../../wire/index.js';
 import { sendAnswer } from '../answer.js';
 import { problemResponses } from '../problem.js';
 import { namespaceParam, requestNamespace } from '../schemas.js';
@@ -57,10 +60,7 @@ const namespacesRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (a
         operationId: 'deleteNamespace',
         params: namespaceParam,
         response: {
-          200: z.object({
-            namespace: z.string(),
-            deleted: z.object({ skills: z.number().int(), versions: z.number().int() }),
-          }),
+          200: namespaceDeletedSchema,
           ...problemResponses(400, 401, 403, 404, 409),
         },
       },

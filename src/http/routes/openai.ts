@@ -2,44 +2,25 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Registry } from '../../services/registry.js';
-import { VendorSkillService } from '../../services/vendor-skills.js';
-import type { VendorSkillRow, VendorVersionRow } from '../../storage/vendor-repository.js';
+import {
+  type VendorSkillRow,
+  VendorSkillService,
+  type VendorVersionRow,
+} from '../../services/vendor-skills.js';
+import {
+  openAiErrorSchema,
+  openAiSkillDeletedSchema,
+  openAiSkillListSchema,
+  openAiSkillSchema,
+  openAiUpdateSkillBodySchema,
+  openAiVersionDeletedSchema,
+  openAiVersionListSchema,
+  openAiVersionSchema,
+} from '../../wire/index.js';
 import { requestNamespace } from '../schemas.js';
 import { useVendorErrors, vendorErrorResponses, vendorParams, vendorUpload } from '../vendor-faces.js';
 
-const skillSchema = z.object({
-  id: z.string().describe('skill_<32 hex>: the same id on the Anthropic face'),
-  object: z.literal('skill'),
-  name: z.string(),
-  description: z.string(),
-  default_version: z.string().describe("The registry's `latest` version, as its number in publish order"),
-  latest_version: z.string().describe('The newest servable version, as its number'),
-  created_at: z.number().int().describe('Unix seconds'),
-});
-
-const versionSchema = z.object({
-  id: z.string().describe('skillver_<32 hex>'),
-  object: z.literal('skill.version'),
-  skill_id: z.string(),
-  version: z
-    .string()
-    .describe("The version's number in publish order (1 for the first); the registry semver works too"),
-  name: z.string(),
-  description: z.string(),
-  created_at: z.number().int(),
-});
-
-const errorSchema = z
-  .object({
-    error: z.object({
-      message: z.string(),
-      type: z.string(),
-      param: z.string().nullable(),
-      code: z.string().nullable(),
-    }),
-  })
-  .describe("OpenAI's error shape");
-const errors = vendorErrorResponses(errorSchema);
+const errors = vendorErrorResponses(openAiErrorSchema);
 
 const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
@@ -81,7 +62,10 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: boole
 
   useVendorErrors(app, 'openai', '/openai/v1/skills...');
 
-  async function skillDocument(namespace: string, row: VendorSkillRow): Promise<z.infer<typeof skillSchema>> {
+  async function skillDocument(
+    namespace: string,
+    row: VendorSkillRow,
+  ): Promise<z.infer<typeof openAiSkillSchema>> {
     const versions = await vendor.versions(namespace, VendorSkillService.idOf(row.id));
     const numberOf = (version: string) =>
       String(versions.find((v) => v.version === version)?.ordinal ?? version);
@@ -96,7 +80,7 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: boole
     };
   }
 
-  function versionDocument(skillId: string, row: VendorVersionRow): z.infer<typeof versionSchema> {
+  function versionDocument(skillId: string, row: VendorVersionRow): z.infer<typeof openAiVersionSchema> {
     return {
       id: versionIdOf(row.id),
       object: 'skill.version',
@@ -119,7 +103,7 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: boole
           'multipart/form-data: `files[]` parts (the SDK sends base names, so folders are lost) or one zip part named `files` (folders kept). Publishes the first version like POST /skills; a live skill of the same name is a 409.',
         operationId: op('openaiCreateSkill'),
         ...(prefixed ? { params: where } : {}),
-        response: { 200: skillSchema, ...errors },
+        response: { 200: openAiSkillSchema, ...errors },
       },
     },
     async (request) => {
@@ -140,13 +124,7 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: boole
         ...(prefixed ? { params: where } : {}),
         querystring: listQuery,
         response: {
-          200: z.object({
-            object: z.literal('list'),
-            data: z.array(skillSchema),
-            has_more: z.boolean(),
-            first_id: z.string().nullable(),
-            last_id: z.string().nullable(),
-          }),
+          200: openAiSkillListSchema,
           ...errors,
         },
       },
@@ -179,7 +157,7 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: boole
         summary: 'Retrieve a skill (client.skills.retrieve)',
         operationId: op('openaiRetrieveSkill'),
         params: idParams,
-        response: { 200: skillSchema, ...errors },
+        response: { 200: openAiSkillSchema, ...errors },
       },
     },
     async (request) =>
@@ -197,8 +175,8 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: boole
           "Moves the registry's `latest` tag to the version (pinned, as a tag moved by hand), so every face serves it.",
         operationId: op('openaiUpdateSkill'),
         params: idParams,
-        body: z.object({ default_version: z.string().min(1).max(256) }),
-        response: { 200: skillSchema, ...errors },
+        body: openAiUpdateSkillBodySchema,
+        response: { 200: openAiSkillSchema, ...errors },
       },
     },
     async (request) => {
@@ -224,7 +202,7 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: boole
         operationId: op('openaiDeleteSkill'),
         params: idParams,
         response: {
-          200: z.object({ id: z.string(), deleted: z.boolean(), object: z.literal('skill.deleted') }),
+          200: openAiSkillDeletedSchema,
           ...errors,
         },
       },
@@ -267,7 +245,7 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: boole
           'As create. The default version stays put unless the `default` field is true (then `latest` points at the new version).',
         operationId: op('openaiCreateSkillVersion'),
         params: idParams,
-        response: { 200: versionSchema, ...errors },
+        response: { 200: openAiVersionSchema, ...errors },
       },
     },
     async (request) => {
@@ -292,13 +270,7 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: boole
         params: idParams,
         querystring: listQuery,
         response: {
-          200: z.object({
-            object: z.literal('list'),
-            data: z.array(versionSchema),
-            has_more: z.boolean(),
-            first_id: z.string().nullable(),
-            last_id: z.string().nullable(),
-          }),
+          200: openAiVersionListSchema,
           ...errors,
         },
       },
@@ -324,7 +296,7 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: boole
         summary: 'Retrieve a version (client.skills.versions.retrieve)',
         operationId: op('openaiRetrieveSkillVersion'),
         params: versionParams,
-        response: { 200: versionSchema, ...errors },
+        response: { 200: openAiVersionSchema, ...errors },
       },
     },
     async (request) => {
@@ -345,12 +317,7 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: boole
         operationId: op('openaiDeleteSkillVersion'),
         params: versionParams,
         response: {
-          200: z.object({
-            id: z.string(),
-            deleted: z.boolean(),
-            object: z.literal('skill.version.deleted'),
-            version: z.string(),
-          }),
+          200: openAiVersionDeletedSchema,
           ...errors,
         },
       },

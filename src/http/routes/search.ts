@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { scopePath } from '../../namespaces.js';
-import { searchResponseSchema } from '../../services/documents.js';
+import { scopePath } from '../../domain/scope.js';
 import type { Registry } from '../../services/registry.js';
 import {
   checkedQuery,
@@ -9,11 +8,12 @@ import {
   MAX_QUERY_LENGTH,
   MAX_TOOL_LIMIT,
 } from '../../services/skill-search.js';
+import { searchResponseSchema, skillsCliSearchResponseSchema } from '../../wire/index.js';
 import { sendAnswer } from '../answer.js';
 import { problemResponses } from '../problem.js';
 import { publicBaseUrl } from '../public-url.js';
+import { mounted, mountParams, mountProblems, type ReadMount, readAccess, useScope } from '../read-mounts.js';
 import { withoutNul } from '../schemas.js';
-import { mounted, mountParams, mountProblems, type ReadMount, readAccess, useScope } from '../scope.js';
 
 /**
  * GET /search: the REST face of the search_skills tool, so an agent loop over plain HTTP runs a
@@ -89,18 +89,7 @@ const searchRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: ReadMount
           limit: z.coerce.number().int().min(1).max(MAX_TOOL_LIMIT).default(DEFAULT_TOOL_LIMIT),
         }),
         response: {
-          200: z.object({
-            skills: z.array(
-              z.object({
-                id: z.string().describe('The skill name (the CLI shows it as a slug)'),
-                name: z.string(),
-                source: z
-                  .string()
-                  .describe('`npx skills add <source>` installs this skill from the scope searched'),
-                description: z.string(),
-              }),
-            ),
-          }),
+          200: skillsCliSearchResponseSchema,
           ...problemResponses(...mountProblems(mount, 400, 401, 403)),
         },
       },

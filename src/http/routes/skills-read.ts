@@ -1,18 +1,18 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import type { Registry } from '../../services/registry.js';
+import { MAX_QUERY_LENGTH } from '../../services/skill-search.js';
 import {
   catalogueResponseSchema,
-  contentJsonSchema,
+  contentResponseSchema,
   dsseEnvelopeSchema,
   skillDetailSchema,
   versionsResponseSchema,
-} from '../../services/documents.js';
-import type { Registry } from '../../services/registry.js';
-import { MAX_QUERY_LENGTH } from '../../services/skill-search.js';
+} from '../../wire/index.js';
 import { sendAnswer } from '../answer.js';
 import { problemResponses } from '../problem.js';
+import { mounted, mountParams, mountProblems, type ReadMount, readAccess, useScope } from '../read-mounts.js';
 import { nameParam, selectorQuery, withoutNul } from '../schemas.js';
-import { mounted, mountParams, mountProblems, type ReadMount, readAccess, useScope } from '../scope.js';
 
 /**
  * Layers 1 to 3 over HTTP. Every rule (which version, what each representation is, how long it stays
@@ -100,9 +100,7 @@ const skillsReadRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: ReadM
             .describe('Arguments for the skill, as typed after /skill-name (quotes group words)'),
         }),
         response: {
-          200: z
-            .union([z.string().describe('text/markdown or application/xml'), contentJsonSchema])
-            .describe('The body in the requested format'),
+          200: contentResponseSchema,
           ...problemResponses(...mountProblems(mount, 400, 401, 403, 404)),
         },
       },

@@ -3,11 +3,18 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import semver from 'semver';
 import { z } from 'zod';
 import { BundleError } from '../../bundle/types.js';
-import { BadRequestError } from '../../errors.js';
-import { scopePath } from '../../namespaces.js';
-import { publishResultSchema } from '../../services/documents.js';
+import { BadRequestError } from '../../domain/app-errors.js';
+import { scopePath } from '../../domain/scope.js';
 import type { Registry } from '../../services/registry.js';
 import type { Upload } from '../../services/skill-writes.js';
+import {
+  publishResultSchema,
+  reviewBodySchema,
+  reviewResultSchema,
+  tagMoveBodySchema,
+  tagMoveResultSchema,
+  yankResultSchema,
+} from '../../wire/index.js';
 import { readMultipartUpload } from '../multipart.js';
 import { problemResponses } from '../problem.js';
 import {
@@ -180,16 +187,9 @@ const skillsWriteRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: Name
         operationId: operation('setDistTag'),
         params: where.extend(nameParam.shape).extend({ tag: z.string().min(1).max(64) }),
         querystring: z.object(namespaceQuery),
-        body: z.object({
-          version: withoutNul(z.string().min(1).max(256)).describe('The version the tag should point at'),
-        }),
+        body: tagMoveBodySchema,
         response: {
-          200: z.object({
-            name: z.string(),
-            tag: z.string(),
-            version: z.string(),
-            previous: z.string().nullable(),
-          }),
+          200: tagMoveResultSchema,
           ...problemResponses(400, 401, 403, 404, 409),
         },
       },
@@ -221,13 +221,7 @@ const skillsWriteRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: Name
         params: where.extend(nameParam.shape).extend({ version: withoutNul(z.string().min(1).max(256)) }),
         querystring: z.object(namespaceQuery),
         response: {
-          200: z.object({
-            name: z.string(),
-            version: z.string(),
-            yanked: z.literal(true),
-            alreadyYanked: z.boolean(),
-            latest: z.string().nullable().describe('The version latest points at now'),
-          }),
+          200: yankResultSchema,
           ...problemResponses(400, 401, 403, 404),
         },
       },
@@ -251,18 +245,9 @@ const skillsWriteRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: Name
         operationId: operation('reviewVersion'),
         params: where.extend(nameParam.shape).extend({ version: withoutNul(z.string().min(1).max(256)) }),
         querystring: z.object(namespaceQuery),
-        body: z.object({
-          decision: z.enum(['release', 'reject']),
-          reason: z.string().trim().min(1).max(2000).describe('Why: kept in the audit log'),
-        }),
+        body: reviewBodySchema,
         response: {
-          200: z.object({
-            name: z.string(),
-            version: z.string(),
-            decision: z.enum(['release', 'reject']),
-            quarantine: z.enum(['rejected']).nullable().describe('null: released'),
-            latest: z.string().nullable().describe('The version latest points at now'),
-          }),
+          200: reviewResultSchema,
           ...problemResponses(400, 401, 403, 404, 409),
         },
       },

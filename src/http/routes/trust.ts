@@ -1,33 +1,16 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { scanSchema } from '../../services/documents.js';
 import type { Registry } from '../../services/registry.js';
+import {
+  QUARANTINE_STATES,
+  type QuarantinedVersion,
+  quarantineListSchema,
+  rescanReportSchema,
+  type ScanResult,
+  signingKeysSchema,
+} from '../../wire/index.js';
 import { problemResponses } from '../problem.js';
 import { namespaceName } from '../schemas.js';
-
-const quarantinedSchema = z.object({
-  namespace: z.string(),
-  name: z.string(),
-  version: z.string(),
-  digest: z.string(),
-  publishedBy: z.string(),
-  createdAt: z.string(),
-  state: z.enum(['held', 'rejected']),
-  scan: scanSchema.nullable(),
-});
-
-const rescanReportSchema = z.object({
-  rules: z.string().describe('The rules version every verdict was reached with'),
-  scanned: z.number().int().describe('Versions scanned (every servable one, yanked ones included)'),
-  verdicts: z.object({ pass: z.number().int(), warn: z.number().int(), block: z.number().int() }),
-  changed: z.number().int().describe('Versions whose stored scan changed (verdict, findings or rules)'),
-  quarantined: z
-    .array(
-      z.object({ namespace: z.string(), name: z.string(), version: z.string(), findings: z.number().int() }),
-    )
-    .describe('Versions the rescan put in quarantine (the first 1,000)'),
-  quarantinedCount: z.number().int(),
-});
 
 /** The security scan's admin routes: the quarantine and rescans. */
 const trustRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, { registry }) => {
@@ -42,23 +25,23 @@ const trustRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, {
           'Versions the security scan blocked at publish: stored for review, never served or listed anywhere else, and no tag may point at them. `state=held` (default) lists those awaiting review; `state=rejected` those an admin rejected. Review one with `POST /skills/{name}/versions/{version}/review`.',
         operationId: 'listQuarantine',
         querystring: z.object({
-          state: z.enum(['held', 'rejected']).default('held'),
+          state: z.enum(QUARANTINE_STATES).default('held'),
           limit: z.coerce.number().int().min(1).max(500).default(100),
         }),
         response: {
-          200: z.object({ items: z.array(quarantinedSchema) }),
+          200: quarantineListSchema,
           ...problemResponses(400, 401, 403),
         },
       },
     },
     async (request) => {
-      const rows = await registry.repositories.skills.quarantined(request.query.state, request.query.limit);
+      const rows = await registry.adminLists.quarantined(request.query.state, request.query.limit);
       return {
         items: rows.map((row) => ({
           ...row,
-          state: row.state as 'held' | 'rejected',
+          state: row.state as QuarantinedVersion['state'],
           createdAt: row.createdAt.toISOString(),
-          scan: row.scan as z.infer<typeof scanSchema> | null,
+          scan: row.scan as ScanResult | null,
         })),
       };
     },
@@ -103,18 +86,7 @@ const trustRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, {
           'Every Ed25519 public key the registry signs or signed attestations with (old keys stay listed after a rotation), as a JSON Web Key Set; `kid` matches the `keyid` of an attestation signature. Public unless SKILLREG_READ_AUTH is on.',
         operationId: 'getSigningKeys',
         response: {
-          200: z.object({
-            keys: z.array(
-              z.object({
-                kty: z.literal('OKP'),
-                crv: z.literal('Ed25519'),
-                x: z.string().describe('base64url of the 32-byte public key'),
-                kid: z.string().describe('RFC 7638 thumbprint'),
-                use: z.literal('sig'),
-                alg: z.literal('EdDSA'),
-              }),
-            ),
-          }),
+          200: signingKeysSchema,
           ...problemResponses(401, 403),
         },
       },

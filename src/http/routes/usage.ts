@@ -1,55 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Registry } from '../../services/registry.js';
-import { NEVER_LOADED_LIMIT } from '../../services/usage.js';
+import { scopeUsageSchema, skillUsageSchema } from '../../wire/index.js';
 import { problemResponses } from '../problem.js';
+import { mounted, mountParams, mountProblems, type ReadMount, readAccess, useScope } from '../read-mounts.js';
 import { nameParam } from '../schemas.js';
-import { mounted, mountParams, mountProblems, type ReadMount, readAccess, useScope } from '../scope.js';
-
-const counts = {
-  loads: z
-    .number()
-    .int()
-    .describe('Layer-2 loads: bodies over HTTP, SKILL.md over MCP, load_skill, vendor APIs'),
-  files: z.number().int().describe('Reads of bundled files other than SKILL.md'),
-  downloads: z.number().int().describe('Bundle downloads (the discovery index links them too)'),
-};
-
-const skillUsageSchema = z
-  .object({
-    name: z.string(),
-    namespace: z.string().describe('The namespace the skill resolves to in the scope read'),
-    from: z.string().describe('First day of the window (UTC, YYYY-MM-DD)'),
-    to: z.string().describe('Last day of the window: today (UTC)'),
-    totals: z.object(counts),
-    days: z
-      .array(z.object({ date: z.string(), ...counts }))
-      .describe('Every day of the window, oldest first, zeros included'),
-    versions: z.array(z.object({ version: z.string(), ...counts })).describe('Versions used in the window'),
-  })
-  .describe('Usage of one skill per day');
-
-const usageEntrySchema = z.object({
-  name: z.string(),
-  namespace: z.string(),
-  version: z.string().describe('The current (latest) version'),
-  ...counts,
-  lastLoadedAt: z.string().nullable().describe('The last load ever recorded, inside the window or not'),
-});
-
-const scopeUsageSchema = z
-  .object({
-    from: z.string(),
-    to: z.string(),
-    days: z.number().int(),
-    top: z.array(usageEntrySchema).describe('The most loaded current skills, then the most read'),
-    used: z.number().int().describe('How many current skills were used at all in the window'),
-    neverLoaded: z
-      .array(usageEntrySchema)
-      .describe(`Current skills no agent loaded in the window, by name (at most ${NEVER_LOADED_LIMIT})`),
-    neverLoadedCount: z.number().int(),
-  })
-  .describe('Usage of a scope: top skills and those never loaded');
 
 const daysQuery = z.coerce
   .number()

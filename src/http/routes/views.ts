@@ -1,12 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { viewSchema, viewsResponseSchema } from '../../services/documents.js';
 import type { Registry } from '../../services/registry.js';
-import { MAX_VIEW_LAYERS } from '../../services/scopes.js';
+import { MAX_VIEW_LAYERS, viewBodySchema, viewSchema, viewsResponseSchema } from '../../wire/index.js';
 import { sendAnswer } from '../answer.js';
 import { problemResponses } from '../problem.js';
-import { namespaceName } from '../schemas.js';
-import { viewName } from '../scope.js';
+import { viewName } from '../read-mounts.js';
 
 const viewParams = z.object({ view: viewName.describe('View name (skill-name rules)') });
 
@@ -61,14 +59,7 @@ const viewsRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, {
         description: `Layers are namespaces, lowest precedence first (as agent hosts load bundled < user < project): for each skill name the last layer holding a servable version for the tag asked for (default latest) wins, and a skill wholly yanked in a higher layer falls back to the next lower one. Every layer must be a namespace that exists (one something was published into); at most ${MAX_VIEW_LAYERS}. The edit is visible on the very next request on every replica, and audited.`,
         operationId: 'putView',
         params: viewParams,
-        body: z.object({
-          layers: z
-            .array(namespaceName)
-            .min(1)
-            .max(MAX_VIEW_LAYERS)
-            .describe('Namespaces, lowest precedence first, e.g. ["default", "acme", "acme-data"]'),
-          description: z.string().max(1024).nullable().optional().describe('What the view is for'),
-        }),
+        body: viewBodySchema,
         response: {
           200: viewSchema.describe('The view was replaced'),
           201: viewSchema.describe('The view was created'),

@@ -1,13 +1,14 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { NotFoundError } from '../../errors.js';
-import { DISCOVERY_SCHEMA, discoveryIndexSchema, INDEX_ARCHIVE_FORMAT } from '../../services/discovery.js';
+import { NotFoundError } from '../../domain/app-errors.js';
+import { INDEX_ARCHIVE_FORMAT } from '../../services/discovery.js';
 import type { Registry } from '../../services/registry.js';
+import { DISCOVERY_SCHEMA, discoveryIndexSchema } from '../../wire/index.js';
 import { sendAnswer } from '../answer.js';
 import { problemResponses } from '../problem.js';
 import { publicBaseUrl } from '../public-url.js';
+import { mounted, mountParams, mountProblems, type ReadMount, readAccess, useScope } from '../read-mounts.js';
 import { withoutNul } from '../schemas.js';
-import { mounted, mountParams, mountProblems, type ReadMount, readAccess, useScope } from '../scope.js';
 
 /** The Agent Skills discovery index, whole and per skill, so `npx skills add <registry-url>` installs. */
 const wellKnownRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: ReadMount }> = async (

@@ -1,9 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { CatalogueItem } from '../../../client/types';
+// The wire's CataloguePage is the answer; CataloguePage here is the page that shows it.
+import type { CataloguePage as CatalogueAnswer, NamespaceList, ViewList } from '../../../wire/types';
 import { getJson, type Scope, scopePrefix } from '../api';
 import { ErrorNote, Loading, PageGate, useAsync, Verdict } from '../components';
+import { skillHref } from '../page-scope';
 import { navigate } from '../router';
-import { skillHref } from '../scope';
 
 interface Scopes {
   /** Each namespace with its count of current skills. */
@@ -18,8 +19,8 @@ export function useScopes() {
 
 async function scopes(): Promise<Scopes> {
   const [namespaces, views] = await Promise.all([
-    getJson<{ items: { name: string; skills: number }[] }>('/namespaces'),
-    getJson<{ items: { name: string }[] }>('/views'),
+    getJson<NamespaceList>('/namespaces'),
+    getJson<ViewList>('/views'),
   ]);
   return {
     namespaces: namespaces.items.map(({ name, skills }) => ({ name, skills })),
@@ -75,16 +76,14 @@ export function ScopePicker({
 
 const PAGE_SIZE = 50;
 
-type Page = { items: CatalogueItem[]; nextCursor: string | null; total?: number };
-
 function plural(n: number, word = 'skill'): string {
   return `${n.toLocaleString('en')} ${word}${n === 1 ? '' : 's'}`;
 }
 
 /**
  * How many skills there are, said as exactly as the API allows: a search answers its best matches a
- * page at a time (a total only where the API gives one), a namespace's count comes from GET
- * /namespaces, a view's only from listing it to the end.
+ * page at a time (no total), a namespace's count comes from GET /namespaces, a view's only from
+ * listing it to the end.
  */
 function countLine(options: {
   scope: Scope;
@@ -92,14 +91,10 @@ function countLine(options: {
   tag: string;
   listed: number;
   more: boolean;
-  total: number | undefined;
   catalogueSize: number | undefined;
 }): string {
-  const { scope, query, tag, listed, more, total, catalogueSize } = options;
+  const { scope, query, tag, listed, more, catalogueSize } = options;
   if (query) {
-    if (total !== undefined) {
-      return `${plural(total)} match “${query}”${total > listed ? `; the best ${listed} shown` : ''}, best first`;
-    }
     return more
       ? `The best ${plural(listed)} matching “${query}”, best first; more match (show more, or add words to narrow it)`
       : `${plural(listed)} match “${query}”, best first`;
@@ -127,7 +122,7 @@ function Catalogue({ scope }: { scope: Scope }) {
   const [debounced, setDebounced] = useState('');
   const [tag, setTag] = useState('');
   const [verdict, setVerdict] = useState('');
-  const [later, setLater] = useState<Page | null>(null);
+  const [later, setLater] = useState<CatalogueAnswer | null>(null);
   const [loadingMore, setLoadingMore] = useState<{ error?: Error; busy?: boolean }>({});
   useEffect(() => {
     const timer = setTimeout(() => setDebounced(query.trim()), 150);
@@ -139,7 +134,7 @@ function Catalogue({ scope }: { scope: Scope }) {
     if (debounced) params.set('q', debounced);
     if (tag.trim()) params.set('tag', tag.trim());
     if (cursor) params.set('cursor', cursor);
-    return getJson<Page>(`${scopePrefix(scope)}/skills?${params}`);
+    return getJson<CatalogueAnswer>(`${scopePrefix(scope)}/skills?${params}`);
   };
   const first = useAsync(() => {
     setLater(null);
@@ -205,7 +200,6 @@ function Catalogue({ scope }: { scope: Scope }) {
               tag: tag.trim(),
               listed: items.length,
               more: nextCursor !== null,
-              total: first.value.total,
               catalogueSize: tag.trim() ? undefined : catalogueSize,
             })}${verdict ? `; ${shown.length} of them with scan verdict ${verdict}` : ''}`
           : ''}

@@ -1,5 +1,12 @@
 import { useState } from 'preact/hooks';
-import { AUDIT_ACTIONS } from '../../../audit-actions';
+import { AUDIT_ACTIONS } from '../../../domain/audit-actions';
+import type {
+  AuditPage as AuditAnswer,
+  QuarantinedVersion,
+  QuarantineList,
+  ReviewBody,
+  ScopeUsage,
+} from '../../../wire/types';
 import { getJson, type Scope, scopePrefix, send } from '../api';
 import {
   ErrorNote,
@@ -10,20 +17,9 @@ import {
   SignInNote,
   useAsync,
 } from '../components';
-import { writePrefix } from '../scope';
+import { writePrefix } from '../page-scope';
 import { allows, useSession } from '../session';
 import { ScopePicker, useScopes } from './catalogue';
-
-interface AuditEntry {
-  id: number;
-  at: string;
-  actor: string;
-  action: string;
-  namespace?: string | null;
-  skill: string | null;
-  version: string | null;
-  detail: Record<string, unknown>;
-}
 
 const ACTIONS = ['', ...AUDIT_ACTIONS];
 
@@ -54,7 +50,7 @@ function Audit() {
         params.set(key, key === 'since' || key === 'until' ? new Date(value).toISOString() : value.trim());
     }
     if (cursor) params.set('cursor', cursor);
-    return getJson<{ items: AuditEntry[]; nextCursor: string | null }>(`/audit?${params}`);
+    return getJson<AuditAnswer>(`/audit?${params}`);
   }, [JSON.stringify(applied), cursor]);
   const field = (key: keyof typeof filters, label: string, type: 'text' | 'datetime-local' = 'text') => (
     <label class="inline">
@@ -136,19 +132,6 @@ function Audit() {
   );
 }
 
-interface Quarantined {
-  namespace: string;
-  name: string;
-  version: string;
-  publishedBy: string;
-  createdAt: string;
-  state: string;
-  scan: {
-    verdict: string;
-    findings: { rule: string; severity: string; path: string; line: number; detail: string }[];
-  } | null;
-}
-
 /** Versions the scan blocked: their findings, and release or reject with a reason (audited). */
 export function QuarantinePage() {
   return (
@@ -160,16 +143,16 @@ export function QuarantinePage() {
 
 function Quarantine() {
   const [state, setState] = useState<'held' | 'rejected'>('held');
-  const list = useAsync(() => getJson<{ items: Quarantined[] }>(`/quarantine?state=${state}`), [state]);
+  const list = useAsync(() => getJson<QuarantineList>(`/quarantine?state=${state}`), [state]);
   const [reasons, setReasons] = useState<Record<string, string>>({});
   const [outcome, setOutcome] = useState<{ error?: Error; done?: string }>({});
-  const review = async (item: Quarantined, decision: 'release' | 'reject') => {
+  const review = async (item: QuarantinedVersion, decision: ReviewBody['decision']) => {
     const key = `${item.namespace}/${item.name}@${item.version}`;
     try {
       await send(
         'POST',
         `${writePrefix(item.namespace)}/skills/${encodeURIComponent(item.name)}/versions/${encodeURIComponent(item.version)}/review`,
-        { decision, reason: (reasons[key] ?? '').trim() },
+        { decision, reason: (reasons[key] ?? '').trim() } satisfies ReviewBody,
       );
       setOutcome({ done: `${key}: ${decision === 'release' ? 'released' : 'rejected'}` });
       list.reload();
@@ -252,16 +235,6 @@ function Quarantine() {
   );
 }
 
-interface UsageEntry {
-  name: string;
-  namespace: string;
-  version: string;
-  loads: number;
-  files: number;
-  downloads: number;
-  lastLoadedAt: string | null;
-}
-
 /** Top skills and the skills no agent loaded, over a window. */
 export function UsagePage({ scope }: { scope: Scope }) {
   const session = useSession();
@@ -288,15 +261,7 @@ function Usage({ scope }: { scope: Scope }) {
   const known = useScopes();
   const [days, setDays] = useState(30);
   const usage = useAsync(
-    () =>
-      getJson<{
-        top: UsageEntry[];
-        used: number;
-        neverLoaded: UsageEntry[];
-        neverLoadedCount: number;
-        from: string;
-        to: string;
-      }>(`${scopePrefix(scope)}/usage?days=${days}&limit=50`),
+    () => getJson<ScopeUsage>(`${scopePrefix(scope)}/usage?days=${days}&limit=50`),
     [JSON.stringify(scope), days],
   );
   return (

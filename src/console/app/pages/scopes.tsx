@@ -1,14 +1,8 @@
 import { useState } from 'preact/hooks';
+import type { NamespaceList, ViewBody, ViewList } from '../../../wire/types';
 import { getJson, send } from '../api';
 import { ErrorNote, formatDate, Loading, PageGate, Section, SignInNote, useAsync } from '../components';
 import { allows, useSession } from '../session';
-
-interface View {
-  name: string;
-  layers: string[];
-  description: string | null;
-  updatedAt: string;
-}
 
 /** Namespaces (where teams publish) and views (layered reads over them), with a view editor. */
 export function ScopesPage() {
@@ -21,11 +15,8 @@ export function ScopesPage() {
 
 function Scopes() {
   const mayEdit = allows(useSession(), 'admin', 'every-namespace');
-  const namespaces = useAsync(
-    () => getJson<{ items: { name: string; skills: number; createdAt: string }[] }>('/namespaces'),
-    [],
-  );
-  const views = useAsync(() => getJson<{ items: View[] }>('/views'), []);
+  const namespaces = useAsync(() => getJson<NamespaceList>('/namespaces'), []);
+  const views = useAsync(() => getJson<ViewList>('/views'), []);
   const [editing, setEditing] = useState<{ name: string; layers: string; description: string } | null>(null);
   const [state, setState] = useState<{ error?: Error; done?: string }>({});
   const save = async (event: Event) => {
@@ -39,7 +30,7 @@ function Scopes() {
       await send('PUT', `/views/${encodeURIComponent(editing.name.trim())}`, {
         layers,
         description: editing.description.trim() || null,
-      });
+      } satisfies ViewBody);
       setState({ done: `view ${editing.name.trim()} saved: ${layers.join(' < ')}` });
       setEditing(null);
       views.reload();

@@ -4,7 +4,7 @@ import type { SkillDetail } from '../../../client/types';
 import { getBytes, getJson, type Scope, send, skillPath } from '../api';
 import { checkAttestation } from '../attestation';
 import { ErrorNote, Loading, Section, SignInNote, useAsync } from '../components';
-import { writePrefix } from '../scope';
+import { writePrefix } from '../page-scope';
 import { allows, useSession } from '../session';
 import { decodeText, filePath } from './files';
 

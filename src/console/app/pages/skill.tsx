@@ -1,10 +1,11 @@
 import { useCallback, useMemo } from 'preact/hooks';
+import type { SkillUsage } from '../../../wire/types';
 import { getJson, getText, type Scope, skillPath } from '../api';
 import { ErrorNote, Loading, PageGate, Section, useAsync, Verdict } from '../components';
 import { MarkdownView } from '../markdown-view';
+import { scopeQuery, skillHref } from '../page-scope';
 import { navigate } from '../router';
-import { scopeQuery, skillHref } from '../scope';
-import { UsageChart, type UsageDay } from '../usage-chart';
+import { UsageChart } from '../usage-chart';
 import { Files, filePath } from './files';
 import { InstallPanel } from './install';
 import { Attestation, DistTags, Frontmatter, ScanFindings, type SkillDetail, Versions } from './skill-parts';
@@ -39,7 +40,7 @@ function Skill({ scope, name, version, file }: SkillPageProps) {
     [detail.value?.version, detail.value?.digest],
   );
   const usage = useAsync(
-    () => getJson<{ days: UsageDay[] }>(skillPath(scope, name, '/usage?days=30')),
+    () => getJson<SkillUsage>(skillPath(scope, name, '/usage?days=30')),
     [name, scopeQuery(scope)],
   );
   // Links keep the address's version (none: latest), so following one never reloads the page.

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { AppError } from '../errors.js';
-import { coversNamespace, DEFAULT_SCOPE, type Scope } from '../namespaces.js';
+import { AppError } from '../domain/app-errors.js';
+import { coversNamespace, DEFAULT_SCOPE, type Scope } from '../domain/scope.js';
 import type { Registry } from '../services/registry.js';
 import type { AuthorizeOptions } from './plugins/auth.js';
 import { namespaceName, requestNamespace, withoutNul } from './schemas.js';

@@ -22,6 +22,6 @@ export function bufferBody(value: Buffer | Uint8Array | string): CachedBody {
  * The JSON bytes a route's zod response schema would produce (fastify-type-provider-zod encodes with
  * the schema, then JSON.stringify), computed once so a cached answer skips both steps.
  */
-export function jsonBody(schema: z.ZodType, data: unknown): CachedBody {
+export function jsonBody<S extends z.ZodType>(schema: S, data: z.output<S>): CachedBody {
   return bufferBody(JSON.stringify(z.encode(schema, data)));
 }

@@ -1,4 +1,4 @@
-import type { AgentSkill, PromptEntryTokens, PromptSkill, SelectedSkills } from '../render/prompt-types.js';
+import type { AgentSkill, PromptEntryTokens, PromptSkill, SelectedSkills } from './prompt-types.js';
 
 /**
  * The in-process memos of the system-prompt fragment (src/render/prompt*.ts). Each only saves work:

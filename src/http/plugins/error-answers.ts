@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../domain/app-errors.js';
 import { discardRestOfBody } from '../oversized.js';
 import { sendProblem } from '../problem.js';
 
@@ -70,7 +70,7 @@ export interface ErrorAnswer {
  * The answer to any error a route raised: its status, title and a detail that says what is wrong and
  * how to fix it. Sets what the answer needs on the reply (Retry-After, Connection: close) and, for an
  * oversized body, reads the rest of it first so the client can read the answer. Every face sends
- * this: problem+json natively, the vendors' shapes on theirs (src/http/vendor-errors.ts).
+ * this: problem+json natively, the vendors' shapes on theirs (src/http/vendor-faces.ts).
  */
 export async function answerError(
   error: FastifyError,

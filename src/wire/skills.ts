@@ -1,11 +1,7 @@
 import { z } from 'zod';
-import { scanVerdictSchema } from '../render/prompt-document.js';
+import { withoutNul } from './text.js';
 
-/**
- * The documents the registry answers with, whatever the face: the shapes of /openapi.json, and the
- * schemas the services encode cached answers with (so a cached answer is exactly what the route's
- * serializer would have produced).
- */
+/** Skills and their versions: the catalogue, one version's metadata and content, and the writes. */
 
 export const tokenCountsSchema = z.object({
   description: z.number().int().describe('Tokens one catalogue entry of this skill costs (o200k_base)'),
@@ -49,11 +45,38 @@ export const searchMatchSchema = z
  * The version's identity. Named `digest` wherever a version is described; the discovery index's
  * `digest` is another thing (an archive's bytes), so the two say which they are.
  */
-const versionDigest = z
+export const versionDigest = z
   .string()
   .describe(
     "sha256:<hex> over the version's files in canonical form (paths sorted, each path, size and bytes): the same whatever the upload or download format; not the hash of any archive (a bundle download gives its archive's in Repr-Digest, the discovery index as its entries' digest)",
   );
+
+const SCAN_VERDICTS = ['pass', 'warn', 'block'] as const;
+
+/** What listings say of a version's security scan (GET /skills/{name} has the findings). */
+export const scanVerdictSchema = z
+  .object({ verdict: z.enum(SCAN_VERDICTS) })
+  .nullable()
+  .describe(
+    "The version's security scan verdict: pass, or warn (published and flagged; GET /skills/{name} lists the findings); null for a version stored before scanning, until POST /admin/rescan",
+  );
+
+/** The publish-time scan of a version (src/scan). */
+export const scanSchema = z
+  .object({
+    verdict: z.enum(SCAN_VERDICTS),
+    rules: z.string().describe('The rules version the verdict was reached with'),
+    findings: z.array(
+      z.object({
+        rule: z.string(),
+        severity: z.enum(['low', 'medium', 'high', 'critical']),
+        path: z.string(),
+        line: z.number().int().describe('1-based; 0 for the whole file'),
+        detail: z.string(),
+      }),
+    ),
+  })
+  .describe('The security scan: pass, warn (published and flagged) or block (refused)');
 
 export const catalogueItemSchema = z.object({
   name: z.string(),
@@ -68,24 +91,9 @@ export const catalogueItemSchema = z.object({
   scan: scanVerdictSchema,
 });
 
-/** One result of search_skills and GET /search (src/services/skill-search.ts ModelSearchResult). */
-export const searchResultSchema = z.object({
-  name: z.string().describe('Pass to load_skill (GET /skills/{name}/content)'),
-  description: z.string(),
-  version: z.string().describe('The version load_skill loads by default'),
-  why: z
-    .string()
-    .describe(
-      'The request words found in each field, spellings read as another word and related words, as one line',
-    ),
-  score: z.number().describe('Relevance (BM25F); comparable within one search only'),
-  namespace: z.string().optional().describe('In a view: the layer (namespace) the skill resolves to'),
-});
-
-/** GET /search: what the search_skills tool answers a model. */
-export const searchResponseSchema = z.object({
-  query: z.string().describe('The request as searched (trimmed)'),
-  results: z.array(searchResultSchema).describe('Best first'),
+export const catalogueResponseSchema = z.object({
+  items: z.array(catalogueItemSchema),
+  nextCursor: z.string().nullable(),
 });
 
 export const fileEntrySchema = z.object({
@@ -102,22 +110,7 @@ export const versionSummarySchema = z.object({
   tags: z.array(z.string()),
 });
 
-/** The publish-time scan of a version (src/scan). */
-export const scanSchema = z
-  .object({
-    verdict: z.enum(['pass', 'warn', 'block']),
-    rules: z.string().describe('The rules version the verdict was reached with'),
-    findings: z.array(
-      z.object({
-        rule: z.string(),
-        severity: z.enum(['low', 'medium', 'high', 'critical']),
-        path: z.string(),
-        line: z.number().int().describe('1-based; 0 for the whole file'),
-        detail: z.string(),
-      }),
-    ),
-  })
-  .describe('The security scan: pass, warn (published and flagged) or block (refused)');
+export const versionsResponseSchema = z.array(versionSummarySchema);
 
 export const skillDetailSchema = z.object({
   name: z.string(),
@@ -147,6 +140,20 @@ export const skillDetailSchema = z.object({
     .describe('The security scan at publish; null for versions stored before scanning'),
 });
 
+export const contentJsonSchema = z.object({
+  name: z.string(),
+  version: z.string(),
+  digest: versionDigest,
+  frontmatter: z.record(z.string(), z.unknown()),
+  body: z.string(),
+  files: z.array(fileEntrySchema),
+});
+
+/** GET /skills/{name}/content: the body as text, or with format=json the document above. */
+export const contentResponseSchema = z
+  .union([z.string().describe('text/markdown or application/xml'), contentJsonSchema])
+  .describe('The body in the requested format');
+
 /** A DSSE envelope (src/provenance/dsse.ts). */
 export const dsseEnvelopeSchema = z.object({
   payloadType: z.string().describe('application/vnd.in-toto+json'),
@@ -170,73 +177,38 @@ export const publishResultSchema = z.object({
   scan: scanSchema,
 });
 
-export const contentJsonSchema = z.object({
+/** PUT /skills/{name}/tags/{tag}. */
+export const tagMoveBodySchema = z.object({
+  version: withoutNul(z.string().min(1).max(256)).describe('The version the tag should point at'),
+});
+
+export const tagMoveResultSchema = z.object({
+  name: z.string(),
+  tag: z.string(),
+  version: z.string(),
+  previous: z.string().nullable(),
+});
+
+export const yankResultSchema = z.object({
   name: z.string(),
   version: z.string(),
-  digest: versionDigest,
-  frontmatter: z.record(z.string(), z.unknown()),
-  body: z.string(),
-  files: z.array(fileEntrySchema),
+  yanked: z.literal(true),
+  alreadyYanked: z.boolean(),
+  latest: z.string().nullable().describe('The version latest points at now'),
 });
 
-export const catalogueResponseSchema = z.object({
-  items: z.array(catalogueItemSchema),
-  nextCursor: z.string().nullable(),
+const REVIEW_DECISIONS = ['release', 'reject'] as const;
+
+/** POST /skills/{name}/versions/{version}/review. */
+export const reviewBodySchema = z.object({
+  decision: z.enum(REVIEW_DECISIONS),
+  reason: z.string().trim().min(1).max(2000).describe('Why: kept in the audit log'),
 });
 
-export const versionsResponseSchema = z.array(versionSummarySchema);
-
-const jsonSchemaObject = z.record(z.string(), z.unknown()).describe('JSON Schema of the tool input');
-
-export const anthropicToolSchema = z.object({
+export const reviewResultSchema = z.object({
   name: z.string(),
-  description: z.string(),
-  input_schema: jsonSchemaObject,
-});
-
-export const openAiToolSchema = z.object({
-  type: z.literal('function'),
-  function: z.object({
-    name: z.string(),
-    description: z.string(),
-    parameters: jsonSchemaObject,
-    strict: z.boolean().optional(),
-  }),
-});
-
-export const anthropicToolsSchema = z.array(anthropicToolSchema);
-export const openAiToolsSchema = z.array(openAiToolSchema);
-
-export const namespaceSummarySchema = z.object({
-  name: z.string(),
-  skills: z.number().int().describe('Skills with a current (latest, not yanked) version'),
-  createdAt: z.string(),
-});
-
-export const namespacesResponseSchema = z.object({ items: z.array(namespaceSummarySchema) });
-
-export const viewSchema = z.object({
-  name: z.string(),
-  layers: z
-    .array(z.string())
-    .describe(
-      'Namespaces, lowest precedence first: per skill name the last layer with a servable version wins',
-    ),
-  description: z.string().nullable(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-});
-
-export const viewsResponseSchema = z.object({ items: z.array(viewSchema) });
-
-export const namespaceDigestsSchema = z.object({
-  namespace: z.string(),
-  skills: z
-    .array(
-      z.object({
-        name: z.string(),
-        versions: z.array(z.object({ version: z.string(), digest: z.string() })),
-      }),
-    )
-    .describe('Every skill with its versions that are not yanked and their digests, by name'),
+  version: z.string(),
+  decision: z.enum(REVIEW_DECISIONS),
+  quarantine: z.enum(['rejected']).nullable().describe('null: released'),
+  latest: z.string().nullable().describe('The version latest points at now'),
 });

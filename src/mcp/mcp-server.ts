@@ -1,7 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Scope } from '../namespaces.js';
+import type { Scope } from '../domain/scope.js';
 import { packageVersion } from '../process/package-version.js';
 import type { SkillReadService } from '../services/skill-reads.js';
 import type { SkillSearchService } from '../services/skill-search.js';
@@ -16,7 +16,7 @@ export interface McpServerDependencies {
   /** What this endpoint serves: `default` at /mcp, a namespace or a view under their prefixes. */
   scope: Scope;
   log?: Pick<FastifyBaseLogger, 'error'>;
-  /** Who is calling (src/client-key.ts): pairs its search_skills calls with its later loads. */
+  /** Who is calling (src/requests/client-key.ts): pairs its search_skills calls with its later loads. */
   client?: string;
 }
 
