@@ -14,6 +14,12 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // A worker runs its files one after another in one process: the app's modules are loaded once per
+    // worker, not once per file. Tests are isolated by database and unique names, never by module
+    // state; spies and stubbed variables are undone after every test.
+    isolate: false,
+    restoreMocks: true,
+    unstubEnvs: true,
     // Most test time is waiting on PostgreSQL, PGlite or child processes: two files at a time on two cores.
     maxWorkers: 2,
   },

@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
@@ -34,7 +36,30 @@ async function dockerAnswers(): Promise<boolean> {
  * Picks the test database once per run: TEST_DATABASE_URL when set, else a Testcontainers
  * PostgreSQL when a Docker engine answers, else embedded PGlite (each test file its own).
  */
+/**
+ * Compiles src/ into dist/ once for the run, as `npm start`'s prestart does (bin/build-if-stale.js: a
+ * no-op when dist/ is fresh). The suites that run the compiled server or lay out the image then find it
+ * built instead of each compiling it again; a failure is theirs to report, with tsc's output.
+ */
+function buildDist(): Promise<void> {
+  const script = fileURLToPath(new URL('../../bin/build-if-stale.js', import.meta.url));
+  const child = spawn(process.execPath, [script], { stdio: 'ignore' });
+  return new Promise((resolve) => {
+    child.on('close', () => resolve());
+    child.on('error', () => resolve());
+  });
+}
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const built = buildDist();
+  try {
+    return await setUpDatabases(project);
+  } finally {
+    await built;
+  }
+}
+
+async function setUpDatabases(project: TestProject): Promise<() => Promise<void>> {
   let url = process.env.TEST_DATABASE_URL ?? '';
   let stopContainer: (() => Promise<unknown>) | undefined;
   if (!url && process.env.SKILLREG_TEST_NO_DOCKER !== '1' && (await dockerAnswers())) {

@@ -168,7 +168,7 @@ export function connectionRefused(port: number): Promise<boolean> {
 
 /**
  * Lays out the runtime image's WORKDIR in a temporary folder by following the runtime stage's COPY
- * instructions: `--from=build` output comes from `npm run build` (into this folder), `--from=deps`
+ * instructions: `--from=build` output is the repository's dist/ (built as `npm run build` does), `--from=deps`
  * node_modules is the repository's, and every other source is copied from the repository.
  */
 export async function layOutImage(
@@ -182,12 +182,13 @@ export async function layOutImage(
     const paths = words.filter((word) => !word.startsWith('--'));
     const destination = paths.at(-1)!;
     if (from === 'build') {
-      // The build stage runs `npm run build` in /app; its dist/ lands here.
-      const child = spawnCommand(['npm', 'run', 'build', '--', '--outDir', path.join(into, destination)], {
-        ...process.env,
-      });
+      // The build stage runs `npm run build` (tsc -p tsconfig.build.json) in /app; its dist/ lands here.
+      // The same compilation as npm start's prestart, which test/helpers/global-setup.ts ran once for
+      // the whole run: it is redone here only if a source changed since.
+      const child = spawnCommand(['node', 'bin/build-if-stale.js'], { ...process.env });
       const { code } = await exitOf(child);
       build = { code, output: child.output() };
+      if (code === 0) cpSync(path.join(REPO_ROOT, 'dist'), path.join(into, destination), { recursive: true });
     } else if (from === 'deps') {
       symlinkSync(path.join(REPO_ROOT, 'node_modules'), path.join(into, destination), 'dir');
     } else if (from !== undefined) {

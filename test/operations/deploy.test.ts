@@ -150,7 +150,9 @@ describe('Dockerfile', () => {
     // the memory budget (docs/DEPLOY.md) holds for both.
     // `exec`: npm passes SIGTERM to the script's shell, which then is node itself (shutdown.test.ts).
     expect(pkg.scripts.start).toBe(`exec ${dockerfile.cmd.join(' ')}`);
-    expect(pkg.scripts.prestart).toMatch(/^exec tsc -p tsconfig\.build\.json /);
+    // The prestart compiles with the same tsconfig as `npm run build`, skipped when dist/ is up to date.
+    expect(pkg.scripts.prestart).toBe('exec node bin/build-if-stale.js');
+    expect(read('bin/build-if-stale.js')).toContain("'-p', 'tsconfig.build.json'");
     // rootDir src -> outDir dist: dist/db/client.js sits where src/db/client.ts does, so its
     // ../../migrations is /app/migrations in the image.
     const tsconfig = JSON.parse(read('tsconfig.build.json'));

@@ -1,7 +1,7 @@
 /**
  * Ranking on the real catalogue: every public corpus skill (../shared/skill-corpus, some described in
  * Chinese), the seed skills and the benign trust fixtures, searched with requests written as people
- * write them. The ranker alone (the served faces share it: search-eval.test.ts). Skipped where the
+ * write them. The ranker alone (the served faces share it: test/services/corpus.test.ts). Skipped where the
  * corpus is absent.
  */
 import { existsSync } from 'node:fs';

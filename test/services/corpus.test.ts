@@ -3,7 +3,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { evalQueries, QUERIES_FILE } from '../../bench/search-eval/corpus.js';
+import { catalogueFace, measureFace, type Send, searchSkillsFace } from '../../bench/search-eval/measure.js';
 import { writeTarGz } from '../../src/bundle/archive-write.js';
+import type { BundleFile } from '../../src/bundle/types.js';
 import { readSkillFolder } from '../../src/services/skill-folder.js';
 import { adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
 
@@ -43,18 +46,28 @@ function independentRead(text: string): { frontmatter?: Record<string, unknown>;
 
 const folders = skillFolders();
 
+/** The acceptance bar of the search-eval README (../shared/search-eval). */
+const SEARCH_BAR = { recall5: 0.9, mrr10: 0.75 };
+
+interface Publish {
+  label: string;
+  files: BundleFile[];
+  status: number;
+  body: string;
+  contentType: string | undefined;
+}
+
+/**
+ * The corpus is published once per run, here, in path order (where several folders publish one name,
+ * the later is the newer version): the checks of each publish and the search evaluation read the same
+ * registry.
+ */
 describe.skipIf(folders.length === 0)('the real-world corpus over HTTP (../shared/skill-corpus)', () => {
   let ctx: TestApp;
+  const publishes: Publish[] = [];
   beforeAll(async () => {
-    ctx = await createTestApp();
-  });
-  afterAll(async () => ctx?.close());
-
-  it(`publishes each of the ${folders.length} folders: accepted faithfully or refused with a specific reason`, async () => {
-    const outcomes: Record<string, number> = {};
-    const reasons: Record<string, number> = {};
+    ctx = await createTestApp({ SKILLREG_RATE_LIMIT_WRITES: '0' });
     for (const folder of folders) {
-      const label = path.relative(CORPUS, folder);
       const files = await readSkillFolder(folder);
       const archive = await writeTarGz(files, { prefix: path.basename(folder) });
       const res = await ctx.app.inject({
@@ -63,13 +76,28 @@ describe.skipIf(folders.length === 0)('the real-world corpus over HTTP (../share
         headers: { ...adminAuth, 'content-type': 'application/gzip' },
         payload: archive,
       });
-      outcomes[res.statusCode] = (outcomes[res.statusCode] ?? 0) + 1;
-      expect(res.statusCode, `${label}: ${res.body.slice(0, 300)}`).toBeLessThan(500);
+      publishes.push({
+        label: path.relative(CORPUS, folder),
+        files,
+        status: res.statusCode,
+        body: res.body,
+        contentType: res.headers['content-type'] as string | undefined,
+      });
+    }
+  }, 300_000);
+  afterAll(async () => ctx?.close());
+
+  it(`publishes each of the ${folders.length} folders: accepted faithfully or refused with a specific reason`, async () => {
+    const outcomes: Record<string, number> = {};
+    const reasons: Record<string, number> = {};
+    for (const { label, files, status, body, contentType } of publishes) {
+      outcomes[status] = (outcomes[status] ?? 0) + 1;
+      expect(status, `${label}: ${body.slice(0, 300)}`).toBeLessThan(500);
 
       const skillMdText = files.find((file) => file.path === 'SKILL.md')!.bytes;
       const expected = independentRead(Buffer.from(skillMdText).toString('utf8'));
-      if (res.statusCode === 200 || res.statusCode === 201) {
-        const published = res.json() as { name: string; version: string };
+      if (status === 200 || status === 201) {
+        const published = JSON.parse(body) as { name: string; version: string };
         expect(published.name, label).toMatch(NAME);
         if (typeof expected.frontmatter?.name === 'string' && NAME.test(expected.frontmatter.name)) {
           expect(published.name, label).toBe(expected.frontmatter.name);
@@ -89,21 +117,49 @@ describe.skipIf(folders.length === 0)('the real-world corpus over HTTP (../share
           expect(json.frontmatter, `${label}: key ${key}`).toHaveProperty([key]);
         }
       } else {
-        expect(res.headers['content-type'], label).toMatch(/application\/problem\+json/);
-        const problem = res.json() as { detail: string; errors?: { path: string; detail: string }[] };
+        expect(contentType, label).toMatch(/application\/problem\+json/);
+        const problem = JSON.parse(body) as { detail: string; errors?: { path: string; detail: string }[] };
         expect(problem.detail.length, label).toBeGreaterThan(15);
-        if (res.statusCode === 422) {
+        if (status === 422) {
           expect(problem.errors?.length, label).toBeGreaterThan(0);
           for (const error of problem.errors ?? []) expect(error.detail.length, label).toBeGreaterThan(20);
         }
         const reason = (problem.errors?.[0]?.detail ?? problem.detail)
           .replace(/'[^']*'/g, "'…'")
           .slice(0, 90);
-        reasons[`${res.statusCode} ${reason}`] = (reasons[`${res.statusCode} ${reason}`] ?? 0) + 1;
+        reasons[`${status} ${reason}`] = (reasons[`${status} ${reason}`] ?? 0) + 1;
       }
     }
     console.log('[corpus] outcomes by status:', outcomes);
     console.log('[corpus] refusal reasons:', reasons);
-    expect(Object.values(outcomes).reduce((a, b) => a + b, 0)).toBe(folders.length);
+    expect(publishes.length).toBe(folders.length);
+    // The registry refuses a few corpus folders on purpose (invalid names, descriptions over 1024).
+    expect(publishes.filter(({ status }) => status >= 300).length).toBeLessThan(10);
   }, 300_000);
+
+  /**
+   * The public search evaluation (../shared/search-eval) on the published corpus, without distractors
+   * to stay quick: every query asked of GET /skills?q= and the search_skills tool, and the bar held.
+   * Figures among 10,000 distractors come from `npm run bench:search` (docs/PERFORMANCE.md).
+   */
+  describe.skipIf(!existsSync(QUERIES_FILE))('search evaluation', () => {
+    const send: Send = async ({ method, url, headers, body }) => {
+      const res = await ctx.app.inject({ method, url, headers, payload: body });
+      return { status: res.statusCode, json: () => res.json() };
+    };
+    it.each([
+      { name: 'GET /skills?q=', face: () => catalogueFace(send) },
+      { name: 'search_skills (GET /search)', face: () => searchSkillsFace(send) },
+    ])(
+      '$name puts a relevant skill in the first five for at least 90% of requests',
+      async ({ name, face }) => {
+        const result = await measureFace(name, face(), evalQueries());
+        expect(result.errors).toBe(0);
+        expect(result.recall5, JSON.stringify(result.misses.slice(0, 5))).toBeGreaterThanOrEqual(
+          SEARCH_BAR.recall5,
+        );
+        expect(result.mrr10).toBeGreaterThanOrEqual(SEARCH_BAR.mrr10);
+      },
+    );
+  });
 });
