@@ -163,6 +163,26 @@ function releaseDeadClients(pool: pg.Pool): void {
   });
 }
 
+const BYTEA_OID = 17;
+
+/**
+ * bytea to and from PostgreSQL's hex text for PGlite, which passes every parameter and value as text.
+ * PGlite's own conversion goes one byte at a time through JavaScript strings; Node's hex codec does the
+ * same natively, which makes storing and reading bundles many times cheaper.
+ */
+function byteaText(value: unknown): string {
+  if (!(value instanceof Uint8Array)) throw new TypeError('a bytea parameter must be a Uint8Array');
+  return `\\x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}`;
+}
+
+function byteaOfText(text: string): Uint8Array {
+  const hex = text.startsWith('\\x') ? text.slice(2) : text;
+  // A buffer of its own rather than a slice of Node's shared pool: cached bytes keep nothing else alive.
+  const bytes = Buffer.allocUnsafeSlow(hex.length >>> 1);
+  bytes.write(hex, 'hex');
+  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database> {
   // Taken before PGlite reads a page: a second process on the same folder must stop here (see
   // data-dir-lock.ts). An in-memory database belongs to its process alone.
@@ -173,6 +193,8 @@ async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database
   try {
     client = await PGlite.create(dataDir, {
       extensions: { pg_trgm },
+      serializers: { [BYTEA_OID]: byteaText },
+      parsers: { [BYTEA_OID]: byteaOfText },
       ...(loadDataDir ? { loadDataDir } : {}),
     });
   } catch (error) {

@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { ExternalScannerConfig } from '../../src/config.js';
 import {
   MAX_SCANNER_OUTPUT_BYTES,
@@ -11,9 +11,15 @@ import {
 } from '../../src/services/scanning.js';
 import { files, skillMd } from '../helpers/bundles.js';
 
-/** A scanner script in a directory of its own; `body` is shell, the bundle directory is $1. */
+const scriptDirs: string[] = [];
+afterAll(() => {
+  for (const dir of scriptDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A scanner script in a directory of its own (removed after the file); `body` is shell, the bundle is $1. */
 function script(body: string): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'skillreg-scanner-test-'));
+  scriptDirs.push(dir);
   const file = path.join(dir, 'scanner.sh');
   writeFileSync(file, `#!/bin/sh\n${body}\n`, { mode: 0o755 });
   return file;
