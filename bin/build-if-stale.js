@@ -3,7 +3,7 @@
 // after the last change to anything it is built from. Even a no-op incremental tsc loads and hashes
 // every source, which a restart should not wait for.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +22,9 @@ function latestChange(target) {
   return latest;
 }
 
+// A dist/ whose entry point is gone (deleted by hand) is rebuilt in full: incremental tsc trusts its
+// build info and would not write the missing file again.
+if (!existsSync(path.join(root, 'dist/server.js'))) rmSync(stamp, { force: true });
 const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0;
 const changed = Math.max(...inputs.map((input) => latestChange(path.join(root, input))));
 if (built > changed) process.exit(0);
