@@ -9,35 +9,4 @@
 export { type ClientOptions, SkillRegistryClient } from './registry-client.js';
 export { RegistryError } from './registry-error.js';
 export { DEFAULT_RETRY, parseRetryAfter, type RetryEvent, type RetryOptions } from './retry.js';
-export type {
-  CatalogueItem,
-  CataloguePage,
-  CreatedToken,
-  CreateTokenBody,
-  DsseEnvelope,
-  Fetched,
-  FileEntry,
-  Issue,
-  NamespaceDigests,
-  Problem,
-  PublishResult,
-  ScanResult,
-  SearchMatch,
-  SearchResponse,
-  SearchResult,
-  Selector,
-  SigningKey,
-  SigningKeys,
-  SkillContentJson,
-  SkillDetail,
-  TagMoveBody,
-  TagMoveResult,
-  TokenList,
-  TokenSummary,
-  UploadBody,
-  VersionSummary,
-  View,
-  ViewBody,
-  ViewList,
-  YankResult,
-} from './types.js';
+export type * from './types.js';

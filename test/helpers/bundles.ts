@@ -81,3 +81,11 @@ export async function publish(
     payload: body,
   });
 }
+
+/** A one-file skill whose body names `label`: each label is different content of the same skill. */
+export function labelledSkill(name: string, label: string, options: { kind?: string; extra?: string } = {}) {
+  const { kind = 'Variant', extra } = options;
+  return files({
+    'SKILL.md': skillMd({ name, description: `${kind} ${label}.`, body: `# ${label}\n`, extra }),
+  });
+}

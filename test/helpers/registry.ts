@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import type { BundleFile } from '../../src/bundle/types.js';
 import type { Database } from '../../src/db/client.js';
 import { DEFAULT_NAMESPACE, type Scope } from '../../src/domain/scope.js';
@@ -94,4 +95,33 @@ export async function refusal(promise: Promise<unknown>): Promise<Error & Record
     return error as Error & Record<string, unknown>;
   }
   throw new Error('expected a refusal, but it succeeded');
+}
+
+/**
+ * This test file's registry: opened before its tests, closed after them. The fields are read when a
+ * test runs (they exist from beforeAll on).
+ */
+export function registryPerFile(env: Record<string, string> = {}): TestRegistry {
+  let opened: TestRegistry | undefined;
+  beforeAll(async () => {
+    opened = await openTestRegistry(env);
+  });
+  afterAll(async () => opened?.close());
+  const current = (): TestRegistry => {
+    if (!opened) throw new Error("the file's registry opens in beforeAll: use it inside a test or hook");
+    return opened;
+  };
+  return {
+    get registry() {
+      return current().registry;
+    },
+    get database() {
+      return current().database;
+    },
+    get testDatabase() {
+      return current().testDatabase;
+    },
+    registryOn: (options) => current().registryOn(options),
+    close: () => current().close(),
+  };
 }

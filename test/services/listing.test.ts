@@ -1,35 +1,21 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Scope } from '../../src/domain/scope.js';
 import { createMcpServer } from '../../src/mcp/mcp-server.js';
 import type { ListedSkill } from '../../src/services/listing.js';
-import type { Registry } from '../../src/services/registry.js';
-import { files, skillMd, uniqueName } from '../helpers/bundles.js';
-import {
-  namespaceScope,
-  openTestRegistry,
-  publishFiles,
-  refusal,
-  TEST_ACTOR,
-  type TestRegistry,
-} from '../helpers/registry.js';
+import { files, labelledSkill, skillMd, uniqueName } from '../helpers/bundles.js';
+import { namespaceScope, publishFiles, refusal, registryPerFile, TEST_ACTOR } from '../helpers/registry.js';
 
 // The one listing (SkillReadService.listing) through the composition root, no app and no HTTP: what
 // is listed, for whom, which layer of a view wins, how it pages, and that the faces list the same.
 
-let ctx: TestRegistry;
-let registry: Registry;
-beforeAll(async () => {
-  ctx = await openTestRegistry();
-  registry = ctx.registry;
-});
-afterAll(async () => ctx?.close());
+const ctx = registryPerFile();
 
 const bundle = (name: string, label: string, extra?: string) =>
-  files({ 'SKILL.md': skillMd({ name, description: `Skill ${label}.`, body: `# ${label}\n`, extra }) });
+  labelledSkill(name, label, { kind: 'Skill', extra });
 
 /** A bundle the scan blocks (download-and-run at high severity). */
 const blocked = (name: string) =>
@@ -46,16 +32,18 @@ const names = (items: readonly Pick<ListedSkill, 'name'>[]) => items.map((item) 
 async function namespaceWith(...skills: string[]): Promise<{ namespace: string; scope: Scope }> {
   const namespace = uniqueName('ns');
   for (const name of skills)
-    await publishFiles(registry, bundle(name, name), { namespace, version: '1.0.0' });
+    await publishFiles(ctx.registry, bundle(name, name), { namespace, version: '1.0.0' });
   return { namespace, scope: namespaceScope(namespace) };
 }
 
 describe('visibility', () => {
   it('leaves out disable-model-invocation for the model and user-invocable: false for people', async () => {
     const { namespace, scope } = await namespaceWith('plain');
-    await publishFiles(registry, bundle('person-only', 'p', 'disable-model-invocation: true'), { namespace });
-    await publishFiles(registry, bundle('model-only', 'm', 'user-invocable: false'), { namespace });
-    const { listing } = registry.reads;
+    await publishFiles(ctx.registry, bundle('person-only', 'p', 'disable-model-invocation: true'), {
+      namespace,
+    });
+    await publishFiles(ctx.registry, bundle('model-only', 'm', 'user-invocable: false'), { namespace });
+    const { listing } = ctx.registry.reads;
     expect(names((await listing.page(scope, { limit: 10 })).items)).toEqual([
       'model-only',
       'person-only',
@@ -75,9 +63,9 @@ describe('visibility', () => {
 describe('what is listed', () => {
   it('lists no quarantined, fully yanked or blocked version, and the scan verdict of what it lists', async () => {
     const { namespace, scope } = await namespaceWith('kept', 'yanked');
-    await refusal(publishFiles(registry, blocked('quarantined'), { namespace, version: '1.0.0' }));
-    await registry.writes.yank('yanked', '1.0.0', TEST_ACTOR, namespace);
-    const { items } = await registry.reads.listing.page(scope, { limit: 10 });
+    await refusal(publishFiles(ctx.registry, blocked('quarantined'), { namespace, version: '1.0.0' }));
+    await ctx.registry.writes.yank('yanked', '1.0.0', TEST_ACTOR, namespace);
+    const { items } = await ctx.registry.reads.listing.page(scope, { limit: 10 });
     expect(names(items)).toEqual(['kept']);
     expect(items[0]!.scan).toEqual({ verdict: 'pass' });
   });
@@ -96,13 +84,13 @@ describe('what is listed', () => {
       'released',
       sql`scan = ${JSON.stringify({ verdict: 'block', rules: 'test', findings: [] })}::jsonb`,
     );
-    const { items } = await registry.reads.listing.page(scope, { limit: 10 });
+    const { items } = await ctx.registry.reads.listing.page(scope, { limit: 10 });
     expect(items.map(({ name, scan }) => [name, scan?.verdict])).toEqual([
       ['fine', 'pass'],
       ['released', 'block'],
     ]);
     // The vendor faces hold the same idea of a live skill.
-    expect((await registry.vendorSkills.list(namespace, 10)).skills.map((row) => row.name)).toEqual([
+    expect((await ctx.registry.vendorSkills.list(namespace, 10)).skills.map((row) => row.name)).toEqual([
       'fine',
       'released',
     ]);
@@ -113,20 +101,22 @@ describe('views', () => {
   it('lists the highest layer of a name, each item with the layer it comes from', async () => {
     const low = uniqueName('low');
     const high = uniqueName('high');
-    await publishFiles(registry, bundle('shared', 'low shared'), { namespace: low, version: '1.0.0' });
-    await publishFiles(registry, bundle('low-only', 'low only'), { namespace: low, version: '1.0.0' });
-    await publishFiles(registry, bundle('shared', 'high shared'), { namespace: high, version: '2.0.0' });
+    await publishFiles(ctx.registry, bundle('shared', 'low shared'), { namespace: low, version: '1.0.0' });
+    await publishFiles(ctx.registry, bundle('low-only', 'low only'), { namespace: low, version: '1.0.0' });
+    await publishFiles(ctx.registry, bundle('shared', 'high shared'), { namespace: high, version: '2.0.0' });
     const view = uniqueName('view');
-    await registry.scopes.putView(view, { layers: [low, high] }, TEST_ACTOR);
-    const scope = await registry.scopes.view(view);
-    const { items } = await registry.reads.listing.page(scope, { limit: 10 });
+    await ctx.registry.scopes.putView(view, { layers: [low, high] }, TEST_ACTOR);
+    const scope = await ctx.registry.scopes.view(view);
+    const { items } = await ctx.registry.reads.listing.page(scope, { limit: 10 });
     expect(items.map(({ name, namespace, version }) => ({ name, namespace, version }))).toEqual([
       { name: 'low-only', namespace: low, version: '1.0.0' },
       { name: 'shared', namespace: high, version: '2.0.0' },
     ]);
     // Reversed, the other layer wins.
-    await registry.scopes.putView(view, { layers: [high, low] }, TEST_ACTOR);
-    const reversed = await registry.reads.listing.page(await registry.scopes.view(view), { limit: 10 });
+    await ctx.registry.scopes.putView(view, { layers: [high, low] }, TEST_ACTOR);
+    const reversed = await ctx.registry.reads.listing.page(await ctx.registry.scopes.view(view), {
+      limit: 10,
+    });
     expect(reversed.items.find((item) => item.name === 'shared')).toMatchObject({
       namespace: low,
       version: '1.0.0',
@@ -138,7 +128,7 @@ describe('paging', () => {
   it('pages by name with cursors that cover every skill once; collect reads as many pages as asked', async () => {
     const all = ['a-one', 'b-two', 'c-three', 'd-four', 'e-five'];
     const { scope } = await namespaceWith(...all);
-    const { listing } = registry.reads;
+    const { listing } = ctx.registry.reads;
     const seen: string[] = [];
     let cursor: string | undefined;
     do {
@@ -161,16 +151,16 @@ describe('paging', () => {
 
   it('keeps a page per scope revision: a publish shows on the next read', async () => {
     const { namespace, scope } = await namespaceWith('first');
-    const { listing } = registry.reads;
+    const { listing } = ctx.registry.reads;
     expect(names((await listing.page(scope, { limit: 10 })).items)).toEqual(['first']);
-    await publishFiles(registry, bundle('second', 'second'), { namespace });
+    await publishFiles(ctx.registry, bundle('second', 'second'), { namespace });
     expect(names((await listing.page(scope, { limit: 10 })).items)).toEqual(['first', 'second']);
   });
 });
 
 describe('every face lists what the listing lists', () => {
   async function mcpClient(scope: Scope): Promise<Client> {
-    const server = createMcpServer({ reads: registry.reads, search: registry.search, scope });
+    const server = createMcpServer({ reads: ctx.registry.reads, search: ctx.registry.search, scope });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
     const client = new Client({ name: 'listing-test', version: '1.0.0' });
@@ -180,18 +170,20 @@ describe('every face lists what the listing lists', () => {
 
   it('REST, MCP (tools, resources, the skills extension), the vendor faces and the discovery index', async () => {
     const { namespace, scope } = await namespaceWith('alpha', 'beta', 'gamma');
-    await publishFiles(registry, bundle('person-only', 'p', 'disable-model-invocation: true'), { namespace });
-    await publishFiles(registry, bundle('model-only', 'm', 'user-invocable: false'), { namespace });
-    await publishFiles(registry, bundle('gone', 'gone'), { namespace, version: '1.0.0' });
-    await registry.writes.yank('gone', '1.0.0', TEST_ACTOR, namespace);
-    const { listing } = registry.reads;
+    await publishFiles(ctx.registry, bundle('person-only', 'p', 'disable-model-invocation: true'), {
+      namespace,
+    });
+    await publishFiles(ctx.registry, bundle('model-only', 'm', 'user-invocable: false'), { namespace });
+    await publishFiles(ctx.registry, bundle('gone', 'gone'), { namespace, version: '1.0.0' });
+    await ctx.registry.writes.yank('gone', '1.0.0', TEST_ACTOR, namespace);
+    const { listing } = ctx.registry.reads;
     const everyone = await listing.all(scope);
     const forModel = await listing.all(scope, { audience: 'model' });
     const forPeople = await listing.all(scope, { audience: 'people' });
     expect(names(everyone)).toEqual(['alpha', 'beta', 'gamma', 'model-only', 'person-only']);
 
     // REST: GET /skills is the listing's page, mapped to the wire.
-    const rest = await registry.reads.cataloguePage(scope, { limit: 100 });
+    const rest = await ctx.registry.reads.cataloguePage(scope, { limit: 100 });
     const restItems = JSON.parse(String((await rest.body()).payload)).items as Record<string, unknown>[];
     expect(restItems.map((item) => [item.name, item.version, item.digest])).toEqual(
       everyone.map((item) => [item.name, item.version, item.digest]),
@@ -219,19 +211,19 @@ describe('every face lists what the listing lists', () => {
     }
 
     // The vendor faces (Anthropic's and OpenAI's APIs list through this).
-    const vendor = await registry.vendorSkills.list(namespace, 100);
+    const vendor = await ctx.registry.vendorSkills.list(namespace, 100);
     expect(vendor.skills.map((row) => [row.name, row.latestVersion, row.description])).toEqual(
       everyone.map((item) => [item.name, item.version, item.description]),
     );
     expect(vendor.more).toBe(false);
-    const firstTwo = await registry.vendorSkills.list(namespace, 2);
+    const firstTwo = await ctx.registry.vendorSkills.list(namespace, 2);
     expect(firstTwo).toMatchObject({ more: true });
-    expect((await registry.vendorSkills.list(namespace, 10, 'beta')).skills.map((row) => row.name)).toEqual(
-      names(everyone).slice(2),
-    );
+    expect(
+      (await ctx.registry.vendorSkills.list(namespace, 10, 'beta')).skills.map((row) => row.name),
+    ).toEqual(names(everyone).slice(2));
 
     // The discovery index.
-    const index = await registry.discovery.currentArchives(scope);
+    const index = await ctx.registry.discovery.currentArchives(scope);
     expect(index.map((entry) => [entry.name, entry.version, entry.versionId])).toEqual(
       everyone.map((item) => [item.name, item.version, item.versionId]),
     );

@@ -1,32 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Scope } from '../../src/domain/scope.js';
-import type { Registry } from '../../src/services/registry.js';
-import { files, skillMd, uniqueName } from '../helpers/bundles.js';
-import {
-  namespaceScope,
-  openTestRegistry,
-  publishFiles,
-  refusal,
-  TEST_ACTOR,
-  type TestRegistry,
-} from '../helpers/registry.js';
+import { files, labelledSkill, skillMd, uniqueName } from '../helpers/bundles.js';
+import { namespaceScope, publishFiles, refusal, registryPerFile, TEST_ACTOR } from '../helpers/registry.js';
 
 // Which stored version a (scope, name, selector) means: SkillResolver through SkillReadService, the
 // one resolution every face (REST, MCP, discovery, agent renderings) uses. No app, no HTTP.
 
-let ctx: TestRegistry;
-let registry: Registry;
-beforeAll(async () => {
-  ctx = await openTestRegistry();
-  registry = ctx.registry;
-});
-afterAll(async () => ctx?.close());
+const ctx = registryPerFile();
 
 const DEFAULT = namespaceScope();
 
 /** A bundle whose body names `label`, so each label is different content. */
-const variant = (name: string, label: string) =>
-  files({ 'SKILL.md': skillMd({ name, description: `Variant ${label}.`, body: `# ${label}\n` }) });
+const variant = (name: string, label: string) => labelledSkill(name, label);
 
 /** A bundle the scan blocks (download-and-run at high severity). */
 const blocked = (name: string, label = 'blocked') =>
@@ -40,7 +25,7 @@ async function publishAs(
   version: string | undefined,
   options: { label?: string; namespace?: string; tag?: string } = {},
 ) {
-  return publishFiles(registry, variant(name, options.label ?? version ?? 'auto'), {
+  return publishFiles(ctx.registry, variant(name, options.label ?? version ?? 'auto'), {
     version,
     namespace: options.namespace,
     tag: options.tag,
@@ -48,7 +33,7 @@ async function publishAs(
 }
 
 async function resolvedVersion(scope: Scope, name: string, selector = {}): Promise<string> {
-  return (await registry.reads.resolve(scope, name, selector)).record.version;
+  return (await ctx.registry.reads.resolve(scope, name, selector)).record.version;
 }
 
 describe('resolution in a namespace', () => {
@@ -56,7 +41,7 @@ describe('resolution in a namespace', () => {
     const name = uniqueName('exact');
     const first = await publishAs(name, '1.0.0');
     await publishAs(name, '1.1.0');
-    const resolved = await registry.reads.resolve(DEFAULT, name, { version: '1.0.0' });
+    const resolved = await ctx.registry.reads.resolve(DEFAULT, name, { version: '1.0.0' });
     expect(resolved.record).toMatchObject({
       name,
       version: '1.0.0',
@@ -92,7 +77,7 @@ describe('resolution in a namespace', () => {
     expect(await resolvedVersion(DEFAULT, name, { tag: 'stable' })).toBe('1.0.0');
     expect(await resolvedVersion(DEFAULT, name, { tag: 'beta' })).toBe('1.1.0');
     // Read once (now cached), then moved: the next resolution follows the tag.
-    await registry.writes.moveTag(name, 'stable', '1.1.0', TEST_ACTOR);
+    await ctx.registry.writes.moveTag(name, 'stable', '1.1.0', TEST_ACTOR);
     expect(await resolvedVersion(DEFAULT, name, { tag: 'stable' })).toBe('1.1.0');
   });
 
@@ -102,17 +87,19 @@ describe('resolution in a namespace', () => {
     await publishAs(name, '1.1.0', { tag: 'stable' });
     // Held in the cache before the yank, by tag and by exact version.
     expect(await resolvedVersion(DEFAULT, name)).toBe('1.1.0');
-    expect((await registry.reads.resolve(DEFAULT, name, { version: '1.1.0' })).record.yankedAt).toBeNull();
+    expect(
+      (await ctx.registry.reads.resolve(DEFAULT, name, { version: '1.1.0' })).record.yankedAt,
+    ).toBeNull();
 
-    await registry.writes.yank(name, '1.1.0', TEST_ACTOR);
+    await ctx.registry.writes.yank(name, '1.1.0', TEST_ACTOR);
     expect(await resolvedVersion(DEFAULT, name)).toBe('1.0.0');
-    const noTag = await refusal(registry.reads.resolve(DEFAULT, name, { tag: 'stable' }));
+    const noTag = await refusal(ctx.registry.reads.resolve(DEFAULT, name, { tag: 'stable' }));
     expect(noTag).toMatchObject({
       status: 404,
       message: `skill '${name}' has no dist-tag 'stable'; its tags are: latest`,
       extensions: { name, tag: 'stable', availableTags: ['latest'] },
     });
-    const exact = await registry.reads.resolveWithYank(DEFAULT, name, { version: '1.1.0' });
+    const exact = await ctx.registry.reads.resolveWithYank(DEFAULT, name, { version: '1.1.0' });
     expect(exact.record.version).toBe('1.1.0');
     expect(exact.record.yankedAt).toBeInstanceOf(Date);
   });
@@ -121,9 +108,9 @@ describe('resolution in a namespace', () => {
     const name = uniqueName('all-yanked');
     await publishAs(name, '1.0.0');
     await publishAs(name, '1.0.1');
-    await registry.writes.yank(name, '1.0.1', TEST_ACTOR);
-    await registry.writes.yank(name, '1.0.0', TEST_ACTOR);
-    const gone = await refusal(registry.reads.resolve(DEFAULT, name));
+    await ctx.registry.writes.yank(name, '1.0.1', TEST_ACTOR);
+    await ctx.registry.writes.yank(name, '1.0.0', TEST_ACTOR);
+    const gone = await refusal(ctx.registry.reads.resolve(DEFAULT, name));
     expect(gone).toMatchObject({ status: 404, extensions: { name, tag: 'latest', availableTags: [] } });
     expect(gone.message).toContain('every version is yanked');
     expect(gone.message).toContain('?version=');
@@ -136,21 +123,25 @@ describe('resolution in a namespace', () => {
   it('a quarantined version resolves by no selector; latest stays on the servable one', async () => {
     const name = uniqueName('held');
     await publishAs(name, '1.0.0');
-    const refused = await refusal(publishFiles(registry, blocked(name), { version: '1.1.0', tag: 'beta' }));
+    const refused = await refusal(
+      publishFiles(ctx.registry, blocked(name), { version: '1.1.0', tag: 'beta' }),
+    );
     expect(refused).toMatchObject({ status: 422, extensions: { version: '1.1.0', quarantine: 'held' } });
     expect(await resolvedVersion(DEFAULT, name)).toBe('1.0.0');
-    const exact = await refusal(registry.reads.resolve(DEFAULT, name, { version: '1.1.0' }));
+    const exact = await refusal(ctx.registry.reads.resolve(DEFAULT, name, { version: '1.1.0' }));
     // The 404 lists the servable versions only: the held one is nobody's to read.
     expect(exact).toMatchObject({
       status: 404,
       message: `skill '${name}' has no version '1.1.0'; available versions: 1.0.0`,
       extensions: { availableVersions: ['1.0.0'] },
     });
-    expect(await refusal(registry.reads.resolveWithYank(DEFAULT, name, { version: '1.1.0' }))).toMatchObject({
+    expect(
+      await refusal(ctx.registry.reads.resolveWithYank(DEFAULT, name, { version: '1.1.0' })),
+    ).toMatchObject({
       status: 404,
     });
     // ?tag= on the blocked publish pointed nothing at it.
-    expect(await refusal(registry.reads.resolve(DEFAULT, name, { tag: 'beta' }))).toMatchObject({
+    expect(await refusal(ctx.registry.reads.resolve(DEFAULT, name, { tag: 'beta' }))).toMatchObject({
       status: 404,
       extensions: { availableTags: ['latest'] },
     });
@@ -158,9 +149,9 @@ describe('resolution in a namespace', () => {
 
   it('a skill whose every version is in quarantine answers a 404 that says so, for any selector', async () => {
     const name = uniqueName('only-held');
-    await refusal(publishFiles(registry, blocked(name)));
+    await refusal(publishFiles(ctx.registry, blocked(name)));
     for (const selector of [{}, { version: '1.0.0' }, { tag: 'latest' }]) {
-      const missing = await refusal(registry.reads.resolve(DEFAULT, name, selector));
+      const missing = await refusal(ctx.registry.reads.resolve(DEFAULT, name, selector));
       expect(missing, JSON.stringify(selector)).toMatchObject({
         status: 404,
         extensions: { name, quarantined: 1 },
@@ -172,9 +163,9 @@ describe('resolution in a namespace', () => {
   it('a release of a quarantined version makes it resolvable (latest by the usual rules)', async () => {
     const name = uniqueName('released');
     await publishAs(name, '1.0.0');
-    await refusal(publishFiles(registry, blocked(name), { version: '1.1.0' }));
+    await refusal(publishFiles(ctx.registry, blocked(name), { version: '1.1.0' }));
     expect(await resolvedVersion(DEFAULT, name)).toBe('1.0.0');
-    await registry.writes.review(name, '1.1.0', 'release', 'our own installer', TEST_ACTOR);
+    await ctx.registry.writes.review(name, '1.1.0', 'release', 'our own installer', TEST_ACTOR);
     expect(await resolvedVersion(DEFAULT, name)).toBe('1.1.0');
     expect(await resolvedVersion(DEFAULT, name, { version: '1.1.0' })).toBe('1.1.0');
   });
@@ -185,7 +176,7 @@ describe("resolution's 404s name what exists", () => {
     const name = uniqueName('pdf-formatter');
     await publishAs(name, '1.0.0');
     const typo = `${name}x`;
-    const missing = await refusal(registry.reads.resolve(DEFAULT, typo));
+    const missing = await refusal(ctx.registry.reads.resolve(DEFAULT, typo));
     expect(missing).toMatchObject({ status: 404, extensions: { name: typo } });
     expect((missing.extensions as { suggestions: string[] }).suggestions).toContain(name);
     expect(missing.message).toContain(`no skill named '${typo}'. Did you mean: `);
@@ -193,7 +184,7 @@ describe("resolution's 404s name what exists", () => {
   });
 
   it('an unknown skill with nothing close points to the catalogue', async () => {
-    const missing = await refusal(registry.reads.resolve(DEFAULT, 'qqqqqqqqqqqqqqqqqqqqqqqqqqqqqq'));
+    const missing = await refusal(ctx.registry.reads.resolve(DEFAULT, 'qqqqqqqqqqqqqqqqqqqqqqqqqqqqqq'));
     expect(missing).toMatchObject({ status: 404, extensions: { suggestions: [] } });
     expect(missing.message).toContain('List the available skills with GET /skills');
   });
@@ -201,7 +192,7 @@ describe("resolution's 404s name what exists", () => {
   it('an unknown version lists the versions there are, newest first by semver', async () => {
     const name = uniqueName('versions');
     for (const version of ['1.2.0', '1.10.0', '1.9.0', '2.0.0-rc.1']) await publishAs(name, version);
-    const missing = await refusal(registry.reads.resolve(DEFAULT, name, { version: '3.0.0' }));
+    const missing = await refusal(ctx.registry.reads.resolve(DEFAULT, name, { version: '3.0.0' }));
     expect(missing).toMatchObject({
       status: 404,
       message: `skill '${name}' has no version '3.0.0'; available versions: 2.0.0-rc.1, 1.10.0, 1.9.0, 1.2.0`,
@@ -213,7 +204,7 @@ describe("resolution's 404s name what exists", () => {
     const name = uniqueName('tags');
     await publishAs(name, '1.0.0', { tag: 'stable' });
     await publishAs(name, '1.1.0', { tag: 'beta' });
-    const missing = await refusal(registry.reads.resolve(DEFAULT, name, { tag: 'canary' }));
+    const missing = await refusal(ctx.registry.reads.resolve(DEFAULT, name, { tag: 'canary' }));
     expect(missing).toMatchObject({
       status: 404,
       message: `skill '${name}' has no dist-tag 'canary'; its tags are: beta, latest, stable`,
@@ -225,7 +216,7 @@ describe("resolution's 404s name what exists", () => {
     const elsewhere = uniqueName('ns');
     const name = uniqueName('elsewhere');
     await publishAs(name, '1.0.0', { namespace: elsewhere });
-    const missing = await refusal(registry.reads.resolve(DEFAULT, name));
+    const missing = await refusal(ctx.registry.reads.resolve(DEFAULT, name));
     expect(missing).toMatchObject({ status: 404, extensions: { name } });
     expect((missing.extensions as { suggestions: string[] }).suggestions).not.toContain(name);
     expect(await resolvedVersion(namespaceScope(elsewhere), name)).toBe('1.0.0');
@@ -243,58 +234,58 @@ describe('resolution in a view', () => {
     await publishAs(shared, '1.0.0', { namespace: high, label: 'high shared' });
     await publishAs(lowOnly, '1.0.0', { namespace: low, label: 'low only' });
     const view = uniqueName('view');
-    await registry.scopes.putView(view, { layers: [low, high] }, TEST_ACTOR);
-    return { low, high, shared, lowOnly, scope: await registry.scopes.view(view) };
+    await ctx.registry.scopes.putView(view, { layers: [low, high] }, TEST_ACTOR);
+    return { low, high, shared, lowOnly, scope: await ctx.registry.scopes.view(view) };
   }
 
   it('the last layer holding a servable version wins; the layers reversed, the other one does', async () => {
     const { low, high, shared, lowOnly, scope } = await layered();
-    const resolved = await registry.reads.resolve(scope, shared);
+    const resolved = await ctx.registry.reads.resolve(scope, shared);
     expect(resolved.namespace).toBe(high);
     expect(resolved.record.body).toBe('# high shared\n');
-    expect(await registry.reads.resolver.shadowed(scope, resolved)).toEqual([
+    expect(await ctx.registry.reads.resolver.shadowed(scope, resolved)).toEqual([
       { namespace: low, version: '1.0.0' },
     ]);
     // A name only a lower layer holds resolves there, hiding nothing.
-    const only = await registry.reads.resolve(scope, lowOnly);
+    const only = await ctx.registry.reads.resolve(scope, lowOnly);
     expect(only.namespace).toBe(low);
-    expect(await registry.reads.resolver.shadowed(scope, only)).toEqual([]);
+    expect(await ctx.registry.reads.resolver.shadowed(scope, only)).toEqual([]);
 
     const reversed = uniqueName('reversed');
-    await registry.scopes.putView(reversed, { layers: [high, low] }, TEST_ACTOR);
-    const other = await registry.reads.resolve(await registry.scopes.view(reversed), shared);
+    await ctx.registry.scopes.putView(reversed, { layers: [high, low] }, TEST_ACTOR);
+    const other = await ctx.registry.reads.resolve(await ctx.registry.scopes.view(reversed), shared);
     expect(other.namespace).toBe(low);
     expect(other.record.body).toBe('# low shared\n');
   });
 
   it('falls back to a lower layer when the higher one lacks the tag, and uses the highest holding an exact version', async () => {
     const { low, high, shared, scope } = await layered();
-    await registry.writes.moveTag(shared, 'stable', '1.0.0', TEST_ACTOR, low);
-    expect((await registry.reads.resolve(scope, shared, { tag: 'stable' })).namespace).toBe(low);
+    await ctx.registry.writes.moveTag(shared, 'stable', '1.0.0', TEST_ACTOR, low);
+    expect((await ctx.registry.reads.resolve(scope, shared, { tag: 'stable' })).namespace).toBe(low);
     // 1.1.0 exists in the low layer only; 1.0.0 in both, the high one winning.
     await publishAs(shared, '1.1.0', { namespace: low, label: 'low newer' });
-    const exact = await registry.reads.resolve(scope, shared, { version: '1.1.0' });
+    const exact = await ctx.registry.reads.resolve(scope, shared, { version: '1.1.0' });
     expect([exact.namespace, exact.record.body]).toEqual([low, '# low newer\n']);
-    expect((await registry.reads.resolve(scope, shared, { version: '1.0.0' })).namespace).toBe(high);
+    expect((await ctx.registry.reads.resolve(scope, shared, { version: '1.0.0' })).namespace).toBe(high);
     // latest: the high layer's 1.0.0, though the low layer's latest (1.1.0) is higher.
-    const latest = await registry.reads.resolve(scope, shared);
+    const latest = await ctx.registry.reads.resolve(scope, shared);
     expect([latest.namespace, latest.record.version]).toEqual([high, '1.0.0']);
   });
 
   it('a skill wholly yanked in the higher layer falls back to the lower one; its exact version still reads there', async () => {
     const { low, high, shared, scope } = await layered();
     // Resolved (and cached) from the high layer first: the yank must be seen at once.
-    expect((await registry.reads.resolve(scope, shared)).namespace).toBe(high);
-    await registry.writes.yank(shared, '1.0.0', TEST_ACTOR, high);
-    const fallen = await registry.reads.resolve(scope, shared);
+    expect((await ctx.registry.reads.resolve(scope, shared)).namespace).toBe(high);
+    await ctx.registry.writes.yank(shared, '1.0.0', TEST_ACTOR, high);
+    const fallen = await ctx.registry.reads.resolve(scope, shared);
     expect([fallen.namespace, fallen.record.body]).toEqual([low, '# low shared\n']);
-    expect(await registry.reads.resolver.shadowed(scope, fallen)).toEqual([]);
-    const exact = await registry.reads.resolveWithYank(scope, shared, { version: '1.0.0' });
+    expect(await ctx.registry.reads.resolver.shadowed(scope, fallen)).toEqual([]);
+    const exact = await ctx.registry.reads.resolveWithYank(scope, shared, { version: '1.0.0' });
     expect(exact.namespace).toBe(high);
     expect(exact.record.yankedAt).toBeInstanceOf(Date);
     // A new version in the high layer wins again.
     await publishAs(shared, undefined, { namespace: high, label: 'high again' });
-    const back = await registry.reads.resolve(scope, shared);
+    const back = await ctx.registry.reads.resolve(scope, shared);
     expect([back.namespace, back.record.version]).toEqual([high, '1.0.1']);
   });
 
@@ -303,13 +294,13 @@ describe('resolution in a view', () => {
     const high = uniqueName('high');
     const name = uniqueName('held-high');
     await publishAs(name, '1.0.0', { namespace: low, label: 'low good' });
-    await refusal(publishFiles(registry, blocked(name), { namespace: high }));
+    await refusal(publishFiles(ctx.registry, blocked(name), { namespace: high }));
     const view = uniqueName('view');
-    await registry.scopes.putView(view, { layers: [low, high] }, TEST_ACTOR);
-    const scope = await registry.scopes.view(view);
-    const resolved = await registry.reads.resolve(scope, name);
+    await ctx.registry.scopes.putView(view, { layers: [low, high] }, TEST_ACTOR);
+    const scope = await ctx.registry.scopes.view(view);
+    const resolved = await ctx.registry.reads.resolve(scope, name);
     expect([resolved.namespace, resolved.record.body]).toEqual([low, '# low good\n']);
-    const exact = await registry.reads.resolve(scope, name, { version: '1.0.0' });
+    const exact = await ctx.registry.reads.resolve(scope, name, { version: '1.0.0' });
     expect(exact.namespace).toBe(low);
   });
 
@@ -317,26 +308,26 @@ describe('resolution in a view', () => {
     const { high, shared, scope } = await layered();
     const outside = uniqueName('outside');
     await publishAs(outside, '1.0.0', { namespace: uniqueName('other-ns') });
-    const typo = await refusal(registry.reads.resolve(scope, `${shared}z`));
+    const typo = await refusal(ctx.registry.reads.resolve(scope, `${shared}z`));
     expect(typo).toMatchObject({ status: 404 });
     expect((typo.extensions as { suggestions: string[] }).suggestions).toContain(shared);
-    const notInView = await refusal(registry.reads.resolve(scope, outside));
+    const notInView = await refusal(ctx.registry.reads.resolve(scope, outside));
     expect((notInView.extensions as { suggestions: string[] }).suggestions).not.toContain(outside);
 
-    await registry.writes.yank(shared, '1.0.0', TEST_ACTOR, high);
-    const version = await refusal(registry.reads.resolve(scope, shared, { version: '9.9.9' }));
+    await ctx.registry.writes.yank(shared, '1.0.0', TEST_ACTOR, high);
+    const version = await refusal(ctx.registry.reads.resolve(scope, shared, { version: '9.9.9' }));
     expect(version).toMatchObject({ status: 404, extensions: { availableVersions: ['1.0.0'] } });
-    const tag = await refusal(registry.reads.resolve(scope, shared, { tag: 'canary' }));
+    const tag = await refusal(ctx.registry.reads.resolve(scope, shared, { tag: 'canary' }));
     // The high layer holds the name (wholly yanked: no tags at all), so its tags are named.
     expect(tag).toMatchObject({ status: 404, extensions: { tag: 'canary', availableTags: [] } });
   });
 
   it('a view edit changes resolution at once', async () => {
     const { low, high, shared, scope } = await layered();
-    expect((await registry.reads.resolve(scope, shared)).namespace).toBe(high);
-    await registry.scopes.putView(scope.view, { layers: [high, low] }, TEST_ACTOR);
-    const edited = await registry.scopes.view(scope.view);
+    expect((await ctx.registry.reads.resolve(scope, shared)).namespace).toBe(high);
+    await ctx.registry.scopes.putView(scope.view, { layers: [high, low] }, TEST_ACTOR);
+    const edited = await ctx.registry.scopes.view(scope.view);
     expect(edited.layers).toEqual([high, low]);
-    expect((await registry.reads.resolve(edited, shared)).namespace).toBe(low);
+    expect((await ctx.registry.reads.resolve(edited, shared)).namespace).toBe(low);
   });
 });
