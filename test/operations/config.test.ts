@@ -9,9 +9,12 @@ import { configProblems } from '../helpers/context.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-/** Runs `node --import tsx src/server.ts` with exactly the given environment (plus PATH). */
+/**
+ * Runs the compiled server (`dist/server.js`, as `npm start` and the image do; test/helpers/global-setup.ts
+ * compiled it for the run) with exactly the given environment (plus PATH).
+ */
 function startServerProcess(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  return spawn(process.execPath, ['dist/server.js'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

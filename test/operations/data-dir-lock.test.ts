@@ -17,9 +17,9 @@ import {
   waitForLive,
 } from '../helpers/server-process.js';
 
-// Real processes on the embedded database (the lock only exists there): the server from its sources,
-// as `npm run dev` and `skillreg serve` run it, so no compile step is shared with other test files.
-const SERVER = [process.execPath, '--import', 'tsx', path.join(REPO_ROOT, 'src/server.ts')];
+// Real processes on the embedded database (the lock only exists there): the compiled server, as `npm
+// start` and the image run it (test/helpers/global-setup.ts compiled it once for the run).
+const SERVER = [process.execPath, path.join(REPO_ROOT, 'dist/server.js')];
 
 let root: Awaited<ReturnType<typeof tempDir>>;
 beforeAll(async () => {

@@ -160,6 +160,17 @@ describe('Dockerfile', () => {
     expect(read('src/db/client.ts')).toContain("new URL('../../migrations', import.meta.url)");
   });
 
+  it('knows when dist/ holds the sources as they are: npm start and skillreg in a clone skip tsc and tsx', async () => {
+    // The run's compile (test/helpers/global-setup.ts), redone only if a source changed since.
+    expect(spawnSync(process.execPath, ['bin/build-if-stale.js'], { cwd: REPO_ROOT }).status).toBe(0);
+    const stateModule = path.join(REPO_ROOT, 'bin/dist-state.js');
+    const { distIsFresh } = (await import(stateModule)) as { distIsFresh: (entry: string) => boolean };
+    expect(distIsFresh('dist/server.js')).toBe(true);
+    expect(distIsFresh('dist/cli/main.js')).toBe(true);
+    // An entry point that is not there is never fresh: the prestart compiles, skillreg runs the sources.
+    expect(distIsFresh('dist/no-such-entry.js')).toBe(false);
+  });
+
   it('checks /livez with Node itself (no curl in the image)', () => {
     expect(dockerfile.healthcheck).toEqual([
       'node',
