@@ -85,7 +85,7 @@ export interface CachedRead {
  * How long an answer read through `resolved` stays true: forever for an exact version; else until a
  * write to the skill, or in a view until anything in its layers changes (another layer may win).
  */
-export function selectionValidity(cache: ReadCache, scope: Scope, resolved: Resolved): ResponseValidity {
+function selectionValidity(cache: ReadCache, scope: Scope, resolved: Resolved): ResponseValidity {
   if (resolved.selector.version !== undefined) return { kind: 'immutable' };
   if (scope.kind === 'view') return { kind: 'scope', scope, revision: cache.state.scopeRevision(scope) };
   return {
