@@ -166,13 +166,15 @@ function releaseDeadClients(pool: pg.Pool): void {
 const BYTEA_OID = 17;
 
 /**
- * bytea to and from PostgreSQL's hex text for PGlite, which passes every parameter and value as text.
- * PGlite's own conversion goes one byte at a time through JavaScript strings; Node's hex codec does the
- * same natively, which makes storing and reading bundles many times cheaper.
+ * bytea for PGlite, which passes every value as text unless told otherwise. A parameter goes as the bytes
+ * themselves (PGlite's bind sends an ArrayBuffer view in binary format), so no hex string is built, measured
+ * and parsed again; a value read comes back as hex text, decoded by Node's native codec rather than
+ * PGlite's byte-at-a-time conversion.
  */
-function byteaText(value: unknown): string {
+function byteaParameter(value: unknown): string {
   if (!(value instanceof Uint8Array)) throw new TypeError('a bytea parameter must be a Uint8Array');
-  return `\\x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}`;
+  // PGlite's serializer type says string; its bind writes a view as a binary parameter.
+  return value as unknown as string;
 }
 
 function byteaOfText(text: string): Uint8Array {
@@ -193,7 +195,7 @@ async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database
   try {
     client = await PGlite.create(dataDir, {
       extensions: { pg_trgm },
-      serializers: { [BYTEA_OID]: byteaText },
+      serializers: { [BYTEA_OID]: byteaParameter },
       parsers: { [BYTEA_OID]: byteaOfText },
       ...(loadDataDir ? { loadDataDir } : {}),
     });

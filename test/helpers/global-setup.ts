@@ -3,7 +3,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { PGlite } from '@electric-sql/pglite';
+import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../src/db/client.js';
@@ -96,13 +96,29 @@ async function setUpDatabases(project: TestProject): Promise<() => Promise<void>
   };
 }
 
-/** Migrates one in-memory PGlite and saves its data directory (an uncompressed tar) to a file. */
+/**
+ * Migrates one in-memory PGlite and saves its data directory (an uncompressed tar) to a file. Every test
+ * database untars it, so it is kept small: a WAL segment of 1 MB rather than 16 (initdb's --wal-segsize)
+ * and no template databases (the embedded engine never creates a database), which makes each file's
+ * database start a third cheaper.
+ */
 async function migratedPgliteSnapshot(): Promise<string> {
-  const database = await openDatabase({ dataDir: 'memory://' });
+  const cluster = await PGlite.create('memory://', { initDbStartParams: ['--wal-segsize=1'] });
+  let bare: Blob;
+  try {
+    await cluster.query(`update pg_database set datistemplate = false where datname like 'template%'`);
+    await cluster.query('drop database template0');
+    await cluster.query('drop database template1');
+    bare = await cluster.dumpDataDir('none');
+  } finally {
+    await cluster.close();
+  }
+  const database = await openDatabase({ dataDir: 'memory://', loadDataDir: bare });
   try {
     await database.migrate();
     // drizzle's PGlite driver keeps the client it was given as $client.
     const client = (database.db as unknown as { $client: PGlite }).$client;
+    await client.query('checkpoint');
     const dump = await client.dumpDataDir('none');
     const file = path.join(tmpdir(), `skillreg-test-pglite-${process.pid}.tar`);
     await writeFile(file, Buffer.from(await dump.arrayBuffer()));

@@ -5,6 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
 
 export { freePort } from '../../bench/processes.js';
 
@@ -147,6 +148,19 @@ export async function waitForLive(
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   throw new Error(`server not live after ${timeoutMs} ms:\n${child.output()}`);
+}
+
+/**
+ * Fills an empty data directory with the migrated PGlite cluster of this run (global-setup's snapshot), for
+ * the suites whose server processes test something other than a first start: each start then opens a
+ * database instead of creating and migrating one. A no-op when the run uses PostgreSQL.
+ */
+export async function withMigratedCluster(dataDir: string): Promise<void> {
+  const snapshot = inject('pgliteSnapshot');
+  if (!snapshot) return;
+  const child = spawnCommand(['tar', '-xf', snapshot, '-C', dataDir], { ...process.env });
+  const { code } = await exitOf(child);
+  if (code !== 0) throw new Error(`could not unpack the PGlite snapshot into ${dataDir}:\n${child.output()}`);
 }
 
 export async function tempDir(prefix: string): Promise<{ path: string; remove: () => Promise<void> }> {

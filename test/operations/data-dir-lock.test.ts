@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, realpathSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, utimesSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +15,7 @@ import {
   spawnCommand,
   tempDir,
   waitForLive,
+  withMigratedCluster,
 } from '../helpers/server-process.js';
 
 // Real processes on the embedded database (the lock only exists there): the compiled server, as `npm
@@ -58,6 +59,9 @@ function plainLines(output: string): string[] {
 describe('one process per embedded database', () => {
   it('a second process exits before it migrates or listens, naming the directory and the holder; a killed holder does not block the next start, and nothing acknowledged is lost', async () => {
     const dataDir = path.join(root.path, 'shared');
+    // The holder opens a migrated cluster (this test is about the lock, not a first start).
+    mkdirSync(dataDir);
+    await withMigratedCluster(dataDir);
     const first = { port: await freePort() };
     const holder = spawnCommand(SERVER, serverEnv(dataDir, first.port));
     try {
@@ -190,11 +194,12 @@ describe('lockDataDir', () => {
     const gone = spawn('true');
     await exitOf(gone);
     writeFileSync(path.join(dir, LOCK_FILE), JSON.stringify({ ...currentHolder(), pid: gone.pid }));
-    const script = `import { lockDataDir } from ${JSON.stringify(path.join(REPO_ROOT, 'src/db/data-dir-lock.ts'))};
+    // The compiled module (global-setup builds dist/ once per run): five racers need no TypeScript loader.
+    const script = `import { lockDataDir } from ${JSON.stringify(path.join(REPO_ROOT, 'dist/db/data-dir-lock.js'))};
 try { await lockDataDir(${JSON.stringify(dir)}); console.log('got'); await new Promise((r) => setTimeout(r, 3000)); }
 catch (error) { console.log('refused', error.message); }`;
     const racers = Array.from({ length: 5 }, () =>
-      spawnCommand([process.execPath, '--import', 'tsx', '--input-type=module', '-e', script], baseEnv({})),
+      spawnCommand([process.execPath, '--input-type=module', '-e', script], baseEnv({})),
     );
     await Promise.all(racers.map(exitOf));
     const outcomes = racers.map((racer) => racer.output().trim().split(' ')[0]);

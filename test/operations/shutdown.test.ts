@@ -19,6 +19,7 @@ import {
   spawnCommand,
   tempDir,
   waitForLive,
+  withMigratedCluster,
 } from '../helpers/server-process.js';
 
 // The real processes a process manager holds: `npm start` (its prestart compiles src/ into dist/, then
@@ -32,6 +33,7 @@ let dataDir: Awaited<ReturnType<typeof tempDir>>;
 beforeAll(async () => {
   testDatabase = await createTestDatabase();
   dataDir = await tempDir('skillreg-shutdown-');
+  await withMigratedCluster(dataDir.path);
   // What `npm start` runs first.
   const build = spawnCommand(['npm', 'run', 'prestart'], { ...process.env });
   const { code } = await exitOf(build);
