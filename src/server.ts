@@ -108,7 +108,8 @@ export async function startServer(env: Record<string, string | undefined> = proc
     .catch((error: unknown) => app.log.warn({ err: error }, 'could not read the agent catalogue yet'))
     .then(() => backfillArchives(app))
     .then(() => backfillPromptTokens(app))
-    .then(() => backfillAttestations(app));
+    .then(() => backfillAttestations(app))
+    .then(() => backfillInstalledVersions(app));
 }
 
 /** The address a person opens: the public URL when set, else where the service listens. */
@@ -160,6 +161,25 @@ export async function backfillAttestations(app: FastifyInstance): Promise<void> 
     }
   } catch (error) {
     app.log.warn({ err: error }, 'could not sign older versions yet; their attestations are made on demand');
+  }
+}
+
+/** The computedHash and git ids of versions stored before they were computed at publish. */
+export async function backfillInstalledVersions(app: FastifyInstance): Promise<void> {
+  try {
+    const started = Date.now();
+    const filled = await app.registry.installed.backfill();
+    if (filled > 0) {
+      app.log.info(
+        { versions: filled, ms: Date.now() - started },
+        'computed the installed identity (computedHash, git commit) of versions stored before it was',
+      );
+    }
+  } catch (error) {
+    app.log.warn(
+      { err: error },
+      'could not compute the installed identity of older versions yet; it is computed on demand',
+    );
   }
 }
 

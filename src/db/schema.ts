@@ -114,6 +114,14 @@ export const skillVersions = pgTable(
      */
     searchTerms: text('search_terms'),
     /**
+     * What hosts see of the version once installed (src/services/installed-versions.ts): the hash the
+     * `skills` CLI writes to skills-lock.json, and the git tree and commit of its folder as served
+     * (src/git). Null for versions stored before they existed, until the start-up backfill fills them.
+     */
+    computedHash: text('computed_hash'),
+    gitTree: text('git_tree'),
+    gitCommit: text('git_commit'),
+    /**
      * The publish-time scan (src/scan): verdict, rules version and findings; null for versions stored
      * before scanning existed (a rescan fills it).
      */

@@ -43,6 +43,7 @@ function toEntry(
   namespace: string,
   entry: Pick<ListedSkill, 'name' | 'description' | 'version'>,
   sha256: string,
+  computedHash: string,
   inView: boolean,
 ): IndexEntry {
   return {
@@ -53,6 +54,7 @@ function toEntry(
     url: bundleUrl(`${origin}${scopePath({ kind: 'namespace', namespace })}`, entry.name, entry.version),
     digest: `sha256:${sha256}`,
     ...(inView ? { namespace } : {}),
+    computedHash,
   };
 }
 
@@ -88,11 +90,19 @@ export class DiscoveryService {
       render: async () => {
         const current = await this.currentArchives(scope);
         const digests = await this.withDigests(current);
+        const installed = await this.reads.installed.identities(current.map((entry) => entry.versionId));
         const inView = scope.kind === 'view';
         return jsonBody(discoveryIndexSchema, {
           $schema: DISCOVERY_SCHEMA,
           skills: current.map((entry) =>
-            toEntry(origin, entry.namespace, entry, digests.get(entry.versionId)!, inView),
+            toEntry(
+              origin,
+              entry.namespace,
+              entry,
+              digests.get(entry.versionId)!,
+              installed.get(entry.versionId)!.computedHash,
+              inView,
+            ),
           ),
         });
       },
@@ -117,7 +127,16 @@ export class DiscoveryService {
         const archive = await this.bundles.archive(record, INDEX_ARCHIVE_FORMAT, 'installable');
         return jsonBody(discoveryIndexSchema, {
           $schema: DISCOVERY_SCHEMA,
-          skills: [toEntry(origin, namespace, record, archive.sha256, inView)],
+          skills: [
+            toEntry(
+              origin,
+              namespace,
+              record,
+              archive.sha256,
+              record.computedHash ?? (await this.reads.installed.identity(record.id)).computedHash,
+              inView,
+            ),
+          ],
         });
       },
     });

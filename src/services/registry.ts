@@ -8,6 +8,7 @@ import type { Database } from '../db/client.js';
 import { ArchivesRepository } from '../storage/archives-repository.js';
 import { AuditRepository } from '../storage/audit-repository.js';
 import { CatalogueRepository } from '../storage/catalogue-repository.js';
+import { InstalledRepository } from '../storage/installed-repository.js';
 import { NamespacesRepository } from '../storage/namespaces-repository.js';
 import { ProvenanceRepository } from '../storage/provenance-repository.js';
 import { SearchRepository } from '../storage/search-repository.js';
@@ -23,6 +24,7 @@ import { ArchiveService } from './archives.js';
 import { AttestationService } from './attestations.js';
 import { BundleService } from './bundles.js';
 import { DiscoveryService } from './discovery.js';
+import { InstalledVersionService } from './installed-versions.js';
 import { NamespaceService } from './namespaces.js';
 import { fillPromptTokens } from './prompt-token-backfill.js';
 import { RescanService } from './rescan.js';
@@ -87,6 +89,8 @@ export interface Registry {
   tokens: TokenService;
   /** The audit log and the quarantine, as admins page through them. */
   adminLists: AdminListService;
+  /** What hosts install of each version: computedHash and its git tree and commit. */
+  installed: InstalledVersionService;
   /** Stores the prompt entry counts of older versions (see prompt-tokens.ts); answers how many. */
   fillPromptTokens(): Promise<number>;
   /** Writes pending loads and lets go of the caches (the database stays open). */
@@ -154,7 +158,16 @@ export async function openRegistry(options: {
     registryUrl: config.publicUrl ?? `http://${config.host}:${config.port}`,
   });
   const writes = new SkillWriteService(skills, config.limits, scanning, signing);
-  const reads = new SkillReadService(skills, repositories.catalogue, cache, loads, search, catalogues);
+  const installed = new InstalledVersionService(new InstalledRepository(db), skills);
+  const reads = new SkillReadService(
+    skills,
+    repositories.catalogue,
+    cache,
+    loads,
+    search,
+    catalogues,
+    installed,
+  );
   const bundles = new BundleService(reads, archives);
   return {
     config,
@@ -178,6 +191,7 @@ export async function openRegistry(options: {
     search,
     tokens: new TokenService(repositories.tokens),
     adminLists: new AdminListService(repositories.audit, skills),
+    installed,
     fillPromptTokens: () => fillPromptTokens(repositories.catalogue),
     async close() {
       await loads.flush();

@@ -26,6 +26,7 @@ import {
 import { type Answer, JSON_CONTENT_TYPE } from './answers.js';
 import { CachedReads } from './cached-read.js';
 import { contentTypeFor } from './file-types.js';
+import type { InstalledVersionService } from './installed-versions.js';
 import { type ListingQuery, SkillListing } from './listing.js';
 import { unknownFile, unknownSkill } from './not-found.js';
 import { type Resolved, SkillResolver } from './resolution.js';
@@ -106,6 +107,8 @@ export class SkillReadService {
     private readonly loads: UsageRecorder,
     private readonly search: SkillSearchService,
     catalogues: AgentCatalogues,
+    /** What hosts install of a version (computedHash, git ids). */
+    readonly installed: InstalledVersionService,
   ) {
     this.resolver = new SkillResolver(skills, cache);
     this.cached = new CachedReads(cache);
@@ -260,6 +263,7 @@ export class SkillReadService {
       distTags,
       versions: versions.map((summary) => ({ ...summary, createdAt: summary.createdAt.toISOString() })),
       scan: record.scan as z.infer<typeof scanSchema> | null,
+      computedHash: record.computedHash ?? (await this.installed.identity(record.id)).computedHash,
     };
   }
 

@@ -13,6 +13,7 @@ import type { SkillsRepository, SkillWrite } from '../storage/skills-repository.
 import { tokenNameOf } from '../storage/tokens-repository.js';
 import type { PublishResult as WirePublishResult } from '../wire/types.js';
 import { buildPublishArchives } from './archives.js';
+import { installedVersion } from './installed-versions.js';
 import { unknownNamespace, unknownSkill, unknownVersion } from './not-found.js';
 import { promptTokenColumns } from './prompt-token-backfill.js';
 import type { ScanService } from './scanning.js';
@@ -511,6 +512,10 @@ export class SkillWriteService {
     const { skill, files, digest } = input;
     const skillMd = files.find((file) => file.path === 'SKILL.md');
     const digests = files.map((file) => fileDigest(file.bytes));
+    const { computedHash, gitTree, gitCommit } = installedVersion(
+      { name: skill.name, version, description: skill.description, createdAt: publishedAt },
+      files,
+    );
     const row = {
       name: skill.name,
       version,
@@ -525,6 +530,9 @@ export class SkillWriteService {
       tokensBody: countTokens(skill.body),
       ...promptTokenColumns(skill.name, skill.description),
       searchTerms: encodeTerms(searchDocument(skill).terms),
+      computedHash,
+      gitTree,
+      gitCommit,
       scan,
       quarantine: quarantined ? ('held' as const) : null,
       warnings: skill.warnings,

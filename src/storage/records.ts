@@ -59,6 +59,10 @@ export interface VersionRecord {
   scan: { verdict: string; rules: string; findings: unknown[] } | null;
   /** `held` or `rejected` while quarantined (never served); null for a servable version. */
   quarantine: string | null;
+  /** The skills-lock hash of the installed folder; null until computed for versions stored before it. */
+  computedHash: string | null;
+  /** The version's git commit (src/git/version-commit.ts); null likewise. */
+  gitCommit: string | null;
 }
 
 export const versionColumns = {
@@ -78,6 +82,8 @@ export const versionColumns = {
   fileCount: skillVersions.fileCount,
   scan: skillVersions.scan,
   quarantine: skillVersions.quarantine,
+  computedHash: skillVersions.computedHash,
+  gitCommit: skillVersions.gitCommit,
 };
 
 export interface FileEntry {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { scanVerdictSchema } from './skills.js';
+import { computedHashSchema, scanVerdictSchema } from './skills.js';
 
 /** What agents read: search results, tool definitions, the prompt fragment as JSON, the MCP tools' output. */
 
@@ -128,6 +128,7 @@ export const discoveryEntrySchema = z.object({
       "The archive's hash: sha256 of the exact bytes of the zip served at url (named digest by the discovery schema). Not the version's digest of GET /skills/{name}, which is over its files whatever the archive",
     ),
   namespace: z.string().optional().describe('In a view: the layer (namespace) the skill resolves to'),
+  computedHash: computedHashSchema,
 });
 
 /** GET /.well-known/agent-skills/index.json. */

@@ -112,6 +112,14 @@ export const versionSummarySchema = z.object({
 
 export const versionsResponseSchema = z.array(versionSummarySchema);
 
+/** What the `skills` CLI writes to skills-lock.json for the installed folder (src/bundle/skills-lock-hash.ts). */
+export const computedHashSchema = z
+  .string()
+  .regex(/^[0-9a-f]{64}$/)
+  .describe(
+    "The `computedHash` the public `skills` CLI writes to skills-lock.json for this version once installed: hex SHA-256 over each installed file's path and bytes, in path order (SKILL.md as installers get it)",
+  );
+
 export const skillDetailSchema = z.object({
   name: z.string(),
   version: z.string(),
@@ -138,6 +146,7 @@ export const skillDetailSchema = z.object({
     .nullable()
     .optional()
     .describe('The security scan at publish; null for versions stored before scanning'),
+  computedHash: computedHashSchema,
 });
 
 export const contentJsonSchema = z.object({

@@ -123,6 +123,12 @@ describe.skipIf(!enabled)('npx skills add <registry-url> (public skills CLI)', (
     // The CLI writes files with default permissions: the executable bit does not survive the install.
     expect(await folderContents(installed), output).toEqual(bundleContents(bundle));
     expect(await readdir(path.join(cwd, '.claude', 'skills'))).toEqual([name]);
+    // The lockfile's computedHash is the one the registry names for the version.
+    const lock = JSON.parse(await readFile(path.join(cwd, 'skills-lock.json'), 'utf8')) as {
+      skills: Record<string, { computedHash: string }>;
+    };
+    const detail = (await ctx.app.inject(`/skills/${name}`)).json() as { computedHash: string };
+    expect(lock.skills[name]?.computedHash, JSON.stringify(lock)).toBe(detail.computedHash);
   });
 
   it('installs from the per-skill index, downloading only that skill', async () => {

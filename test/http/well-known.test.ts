@@ -70,7 +70,15 @@ describe('GET /.well-known/agent-skills/index.json', () => {
     ] as const) {
       const entry = entryOf(index, record.name);
       expect(entry).toBeDefined();
-      expect(Object.keys(entry!).sort()).toEqual(['description', 'digest', 'name', 'type', 'url', 'version']);
+      expect(Object.keys(entry!).sort()).toEqual([
+        'computedHash',
+        'description',
+        'digest',
+        'name',
+        'type',
+        'url',
+        'version',
+      ]);
       expect(entry).toMatchObject({
         name: record.name,
         description,
