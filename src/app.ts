@@ -33,6 +33,7 @@ import auditRoutes from './http/routes/audit.js';
 import cliRoutes from './http/routes/cli.js';
 import consoleRoutes from './http/routes/console.js';
 import docsRoutes from './http/routes/docs.js';
+import gitRoutes from './http/routes/git.js';
 import healthRoutes from './http/routes/health.js';
 import homeRoutes from './http/routes/home.js';
 import mcpRoutes from './http/routes/mcp.js';
@@ -220,6 +221,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       await fastify.register(searchRoutes, mounted);
       await fastify.register(mcpRoutes, mounted);
       await fastify.register(wellKnownRoutes, mounted);
+      await fastify.register(gitRoutes, mounted);
       await fastify.register(usageRoutes, mounted);
     }
     await fastify.register(skillsWriteRoutes, { ...routes, mount: 'root' });

@@ -144,6 +144,10 @@ const envSchema = z.object({
   SKILLREG_RATE_LIMIT_WINDOW_SECONDS: unsetIfEmpty(
     z.coerce.number().int().min(1).max(86_400).default(DEFAULT_RATE_LIMITS.windowSeconds),
   ),
+  /** Where the git faces keep the repositories they build (a folder per process is made inside). */
+  SKILLREG_GIT_CACHE_DIR: z.string().optional(),
+  /** Disk the built git repositories may take, in MiB, before the least recently used are removed. */
+  SKILLREG_GIT_CACHE_MB: unsetIfEmpty(z.coerce.number().int().min(1).max(1_048_576).default(512)),
   /** Memory for the in-process read cache, in MiB; 0 keeps nothing (every read goes to the database). */
   SKILLREG_CACHE_MB: unsetIfEmpty(z.coerce.number().int().min(0).max(65_536).default(64)),
   /**
@@ -199,6 +203,8 @@ export interface Config {
   rateLimits: RateLimits;
   /** Bytes the in-process read cache may hold (SKILLREG_CACHE_MB). */
   cacheBytes: number;
+  /** Where built git repositories go (SKILLREG_GIT_CACHE_DIR; default the system's temporary folder) and how much disk they may take. */
+  gitCache: { directory?: string; maxBytes: number };
   /** Days of per-day usage kept (SKILLREG_USAGE_DAYS). */
   usageDays: number;
   /** The budget of a GET /prompt that names none (SKILLREG_PROMPT_BUDGET); 0 means unlimited. */
@@ -267,6 +273,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       windowSeconds: values.SKILLREG_RATE_LIMIT_WINDOW_SECONDS,
     },
     cacheBytes: values.SKILLREG_CACHE_MB * 1024 * 1024,
+    gitCache: {
+      ...(values.SKILLREG_GIT_CACHE_DIR ? { directory: values.SKILLREG_GIT_CACHE_DIR } : {}),
+      maxBytes: values.SKILLREG_GIT_CACHE_MB * 1024 * 1024,
+    },
     usageDays: values.SKILLREG_USAGE_DAYS,
     promptBudget: values.SKILLREG_PROMPT_BUDGET,
     logLevel: values.LOG_LEVEL,

@@ -71,6 +71,17 @@ export class InstalledVersionService {
     return installedVersion(version, await this.skills.bundleFiles(version.id));
   }
 
+  /** The versions `versionIds` with their files as git holds them, in the order asked. */
+  async manyWithFiles(versionIds: readonly string[]): Promise<InstalledVersion[]> {
+    const rows = new Map((await this.installed.rows(versionIds)).map((row) => [row.id, row]));
+    const result: InstalledVersion[] = [];
+    for (const id of versionIds) {
+      const row = rows.get(id);
+      if (row) result.push(await this.withFiles(row));
+    }
+    return result;
+  }
+
   /** Stores the identities of versions stored before they existed, `batch` at a time; answers how many. */
   async backfill(batch = 50): Promise<number> {
     let filled = 0;

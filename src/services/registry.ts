@@ -5,6 +5,7 @@ import { ReadCache } from '../cache/read-cache.js';
 import { RESPONSE_CACHE_SHARE } from '../cache/response-cache.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/client.js';
+import { RepositoryCache } from '../git/repository-cache.js';
 import { ArchivesRepository } from '../storage/archives-repository.js';
 import { AuditRepository } from '../storage/audit-repository.js';
 import { CatalogueRepository } from '../storage/catalogue-repository.js';
@@ -24,6 +25,7 @@ import { ArchiveService } from './archives.js';
 import { AttestationService } from './attestations.js';
 import { BundleService } from './bundles.js';
 import { DiscoveryService } from './discovery.js';
+import { GitRepositoryService } from './git-repositories.js';
 import { InstalledVersionService } from './installed-versions.js';
 import { NamespaceService } from './namespaces.js';
 import { fillPromptTokens } from './prompt-token-backfill.js';
@@ -91,6 +93,8 @@ export interface Registry {
   adminLists: AdminListService;
   /** What hosts install of each version: computedHash and its git tree and commit. */
   installed: InstalledVersionService;
+  /** The read-only git repositories hosts install from ({scope}/git/...). */
+  git: GitRepositoryService;
   /** Stores the prompt entry counts of older versions (see prompt-tokens.ts); answers how many. */
   fillPromptTokens(): Promise<number>;
   /** Writes pending loads and lets go of the caches (the database stays open). */
@@ -158,6 +162,7 @@ export async function openRegistry(options: {
     registryUrl: config.publicUrl ?? `http://${config.host}:${config.port}`,
   });
   const writes = new SkillWriteService(skills, config.limits, scanning, signing);
+  const gitCache = new RepositoryCache(config.gitCache);
   const installed = new InstalledVersionService(new InstalledRepository(db), skills);
   const reads = new SkillReadService(
     skills,
@@ -192,12 +197,14 @@ export async function openRegistry(options: {
     tokens: new TokenService(repositories.tokens),
     adminLists: new AdminListService(repositories.audit, skills),
     installed,
+    git: new GitRepositoryService(reads, installed, gitCache),
     fillPromptTokens: () => fillPromptTokens(repositories.catalogue),
     async close() {
       await loads.flush();
       catalogues.close();
       await search.close();
       await cache.close();
+      await gitCache.close();
     },
   };
 }

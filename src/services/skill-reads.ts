@@ -12,7 +12,7 @@ import { argumentsFingerprint, declaredArgumentNames, substituteArguments } from
 import { bufferBody, jsonBody } from '../render/response-bodies.js';
 import { renderSkillXml, SKILL_XML_RENDERING } from '../render/skill-content.js';
 import type { CatalogueRepository } from '../storage/catalogue-repository.js';
-import type { FileEntry, VersionRecord, VersionSelector } from '../storage/records.js';
+import type { FileEntry, VersionRecord, VersionRow, VersionSelector } from '../storage/records.js';
 import type { SkillsRepository } from '../storage/skills-repository.js';
 import type { UsageRecorder } from '../storage/usage-recorder.js';
 import {
@@ -306,6 +306,35 @@ export class SkillReadService {
       if (skillId !== undefined) return { namespace: layers[at]!, skillId };
     }
     throw await unknownSkill(name, this.skills, layers);
+  }
+
+  /**
+   * A skill's version line in a scope, where its current version resolves (in a view, the layer that
+   * wins): every version that may be served (quarantined and rejected ones left out, yanked ones kept)
+   * and the dist-tags on them.
+   */
+  async versionLine(
+    scope: Scope,
+    name: string,
+  ): Promise<{
+    name: string;
+    namespace: string;
+    versions: VersionRow[];
+    tags: { tag: string; versionId: string }[];
+  }> {
+    const { record, namespace } = await this.resolve(scope, name, {});
+    const [rows, tags] = await Promise.all([
+      this.skills.versionRows(record.skillId),
+      this.skills.tagRows(record.skillId),
+    ]);
+    const versions = rows.filter((row) => row.quarantine === null);
+    const servable = new Set(versions.map((row) => row.id));
+    return {
+      name: record.name,
+      namespace,
+      versions,
+      tags: tags.filter((tag) => servable.has(tag.versionId)),
+    };
   }
 
   /** The files of a version (path, size, digest), by path. */

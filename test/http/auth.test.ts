@@ -96,12 +96,24 @@ describe('auth on writes', () => {
   });
 
   it('refuses a malformed Authorization header with 401', async () => {
-    for (const authorization of ['Basic dXNlcjpwYXNz', 'Bearer', 'Bearer two words', ADMIN_TOKEN]) {
+    for (const authorization of ['Basic', 'Basic !!!', 'Bearer', 'Bearer two words', ADMIN_TOKEN]) {
       const res = await publish(ctx.app, bundleOf(uniqueName()), { headers: { authorization } });
       const problem = expectProblem(res, 401);
       expect(problem.reason, authorization).toBe('malformed');
       expect(res.headers['www-authenticate']).toMatch(/^Bearer /);
     }
+  });
+
+  it('takes HTTP Basic with the token as the password (or as the user name), as git sends it', async () => {
+    const basic = (credentials: string) => `Basic ${Buffer.from(credentials).toString('base64')}`;
+    for (const authorization of [basic(`git:${ADMIN_TOKEN}`), basic(`${ADMIN_TOKEN}:`), basic(ADMIN_TOKEN)]) {
+      const res = await publish(ctx.app, bundleOf(uniqueName()), { headers: { authorization } });
+      expect(res.statusCode, `${authorization}: ${res.body}`).toBe(201);
+    }
+    const wrong = await publish(ctx.app, bundleOf(uniqueName()), {
+      headers: { authorization: basic('git:nope') },
+    });
+    expect(expectProblem(wrong, 401).reason).toBe('unknown');
   });
 
   it('refuses an unknown token with 401 naming the reason', async () => {

@@ -35,10 +35,16 @@ export interface AuthorizeOptions {
   namespace?: (request: FastifyRequest) => string;
   /** The request is about no one namespace (GET /namespaces): any token with the scope may make it. */
   anyNamespace?: boolean;
+  /**
+   * The challenge a 401 carries: `bearer` (default), or `basic` for git, which sends credentials (the
+   * token as the password) only after a 401 asking for Basic.
+   */
+  challenge?: 'bearer' | 'basic';
 }
 
 const ANONYMOUS_READER: Principal = { actor: 'anonymous', scopes: ['read'] };
 const WWW_AUTHENTICATE = 'Bearer realm="skill-registry"';
+const BASIC_CHALLENGE = 'Basic realm="skill-registry", charset="UTF-8"';
 
 class AuthError extends AppError {
   constructor(status: 401 | 403, detail: string, extensions: Record<string, unknown> = {}) {
@@ -47,6 +53,23 @@ class AuthError extends AppError {
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
+const BASIC = /^Basic\s+([A-Za-z0-9+/]+={0,2})\s*$/i;
+
+/**
+ * The secret an Authorization header presents: a bearer token, or HTTP Basic's password (its user name
+ * when the password is empty), which is how git and other HTTP clients send a token.
+ */
+function presentedSecret(header: string): string | undefined {
+  const bearer = BEARER.exec(header);
+  if (bearer) return bearer[1];
+  const basic = BASIC.exec(header);
+  if (!basic) return undefined;
+  const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  const user = colon < 0 ? decoded : decoded.slice(0, colon);
+  const password = colon < 0 ? '' : decoded.slice(colon + 1);
+  return password || user || undefined;
+}
 
 /** The Authorization header a request presents, if any (an empty one presents nothing). */
 function presentedCredential(request: FastifyRequest): string | undefined {
@@ -66,7 +89,7 @@ export function credentialDigest(request: FastifyRequest): string | undefined {
   if (digest === undefined) {
     const header = presentedCredential(request);
     if (header === undefined) return undefined;
-    digest = hashSecret(BEARER.exec(header)?.[1] ?? header);
+    digest = hashSecret(presentedSecret(header) ?? header);
     credentialDigests.set(request, digest);
   }
   return digest;
@@ -131,11 +154,14 @@ async function authPlugin(app: FastifyInstance, options: { tokens: Pick<TokenSer
   async function identify(request: FastifyRequest): Promise<Principal | null> {
     const header = presentedCredential(request);
     if (!header) return null;
-    const match = BEARER.exec(header);
-    if (!match) {
+    if (presentedSecret(header) === undefined) {
       refusedCredentials.add(request);
       logRefusal(request, 'malformed', { credential: credentialFingerprint(request) });
-      throw new AuthError(401, "the Authorization header must be 'Bearer <token>'", { reason: 'malformed' });
+      throw new AuthError(
+        401,
+        "the Authorization header must be 'Bearer <token>' (or HTTP Basic with the token as the password)",
+        { reason: 'malformed' },
+      );
     }
     // Hashes of equal length compared in constant time: how long the check takes says nothing.
     if (adminDigest && timingSafeEqual(Buffer.from(credentialDigest(request)!), adminDigest)) {
@@ -193,8 +219,9 @@ async function authPlugin(app: FastifyInstance, options: { tokens: Pick<TokenSer
 
   app.decorate('authorize', (scope: Scope, options: AuthorizeOptions = {}): preHandlerHookHandler => {
     const publicRead = scope === 'read' && !app.config.readAuth;
+    const challenge = options.challenge === 'basic' ? BASIC_CHALLENGE : WWW_AUTHENTICATE;
     const check = async (request: FastifyRequest, reply: FastifyReply) => {
-      reply.header('www-authenticate', WWW_AUTHENTICATE);
+      reply.header('www-authenticate', challenge);
       const principal = await identify(request);
       if (!principal) {
         if (scope === 'read' && !app.config.readAuth) {
@@ -204,7 +231,9 @@ async function authPlugin(app: FastifyInstance, options: { tokens: Pick<TokenSer
         }
         throw new AuthError(
           401,
-          `this request needs a bearer token with scope '${scope}': send 'Authorization: Bearer <token>'`,
+          options.challenge === 'basic'
+            ? `this repository needs a token with scope '${scope}': give git the token as the password (a credential helper), or set http.extraHeader 'Authorization: Bearer <token>'`
+            : `this request needs a bearer token with scope '${scope}': send 'Authorization: Bearer <token>'`,
           { reason: 'missing', requiredScope: scope },
         );
       }

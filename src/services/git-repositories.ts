@@ -1,0 +1,108 @@
+import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { sortVersionsDescending } from '../bundle/version.js';
+import type { Scope } from '../domain/scope.js';
+import { type GitHttpAnswer, type GitHttpRequest, gitHttpBackend } from '../git/http-backend.js';
+import { buildRepository } from '../git/repository-builder.js';
+import type { RepositoryCache } from '../git/repository-cache.js';
+import type { InstalledVersionService } from './installed-versions.js';
+import type { SkillReadService } from './skill-reads.js';
+
+/**
+ * The read-only git repositories hosts install from (`{scope}/git/skills/{name}.git`): per skill, a tag
+ * `v<version>` on every servable version (yanked ones keep theirs), a branch per dist-tag, HEAD on
+ * `latest`. Each version is one parentless commit whose id depends only on the version
+ * (src/git/version-commit.ts), so refs are the same on every replica and after a rebuild; the repository
+ * is built from the database when first asked for and kept on disk by its content (RepositoryCache).
+ */
+
+export interface RepositoryRefs {
+  /** Digest of the refs and HEAD: the repository's content key. */
+  key: string;
+  /** Full ref name to commit id. */
+  refs: Map<string, string>;
+  head: string;
+}
+
+export interface SkillRepository extends RepositoryRefs {
+  name: string;
+  namespace: string;
+  /** The versions behind the tags, by id. */
+  versionIds: string[];
+}
+
+/** Git ref names the registry's tags and versions map to; anything git would refuse is left out. */
+const REF_COMPONENT = /^(?!\.)(?!.*\.\.)(?!.*\.lock$)[A-Za-z0-9._+-]+(?<!\.)$/;
+
+export function refsKey(kind: string, refs: ReadonlyMap<string, string>, head: string): string {
+  const hash = createHash('sha256').update(`${kind}\nHEAD ${head}\n`);
+  for (const ref of [...refs.keys()].sort()) hash.update(`${ref} ${refs.get(ref)}\n`);
+  return hash.digest('hex').slice(0, 40);
+}
+
+export class GitRepositoryService {
+  constructor(
+    private readonly reads: SkillReadService,
+    private readonly installed: InstalledVersionService,
+    private readonly cache: RepositoryCache,
+  ) {}
+
+  /** The refs of a skill's repository in a scope (404 for an unknown or wholly unservable skill). */
+  async skillRepository(scope: Scope, name: string): Promise<SkillRepository> {
+    const line = await this.reads.versionLine(scope, name);
+    const identities = await this.installed.identities(line.versions.map((version) => version.id));
+    const refs = new Map<string, string>();
+    const versionIds: string[] = [];
+    // Oldest first, so that a clone lists tags in version order whatever the database returned.
+    const order = sortVersionsDescending(line.versions.map((version) => version.version)).reverse();
+    const byVersion = new Map(line.versions.map((version) => [version.version, version]));
+    for (const version of order.map((number) => byVersion.get(number)!)) {
+      if (!REF_COMPONENT.test(`v${version.version}`)) continue;
+      refs.set(`refs/tags/v${version.version}`, identities.get(version.id)!.gitCommit);
+      versionIds.push(version.id);
+    }
+    for (const { tag, versionId } of line.tags) {
+      const commit = identities.get(versionId)?.gitCommit;
+      if (commit && REF_COMPONENT.test(tag)) refs.set(`refs/heads/${tag}`, commit);
+    }
+    const head = 'refs/heads/latest';
+    return {
+      name: line.name,
+      namespace: line.namespace,
+      versionIds,
+      refs,
+      head,
+      key: refsKey(`skill ${line.namespace}/${line.name}`, refs, head),
+    };
+  }
+
+  /** Answers a smart-HTTP request for `repository`, building it first when it is not on disk. */
+  async serveSkill(
+    repository: SkillRepository,
+    request: Omit<GitHttpRequest, 'repository' | 'body'> & { body?: Readable },
+  ): Promise<GitHttpAnswer> {
+    const held = await this.cache.hold(repository.key, (directory) => this.buildSkill(repository, directory));
+    try {
+      const answer = await gitHttpBackend({ ...request, repository: held.directory });
+      answer.body.once('close', held.release);
+      return answer;
+    } catch (error) {
+      held.release();
+      throw error;
+    }
+  }
+
+  private async buildSkill(repository: SkillRepository, directory: string): Promise<void> {
+    const versions = await this.installed.manyWithFiles(repository.versionIds);
+    await buildRepository(directory, {
+      commits: versions.map(({ commit }) => ({
+        id: commit.commitId,
+        files: commit.files,
+        author: commit.author,
+        message: commit.message,
+      })),
+      refs: repository.refs,
+      head: repository.head,
+    });
+  }
+}
