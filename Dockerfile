@@ -26,8 +26,9 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean -
 # 3. The runtime image: compiled code, production node_modules, migrations and seed skills.
 FROM node:${NODE_VERSION}-alpine AS runtime
 # tini is PID 1: it passes SIGTERM and SIGINT to the service and reaps any process left without a
-# parent, which Node as PID 1 would leave as zombies.
-RUN apk add --no-cache tini
+# parent, which Node as PID 1 would leave as zombies. git serves the git faces ({scope}/git/...): its
+# fast-import writes the repositories and its http-backend speaks the smart HTTP protocol.
+RUN apk add --no-cache tini git
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
@@ -49,6 +50,7 @@ COPY src/domain/scope.ts ./src/domain/scope.ts
 # The code stays owned by root, read-only for the service; only the embedded database's folder is
 # writable, for runs without DATABASE_URL (mount a volume on /data to keep it).
 RUN mkdir -p /data && chown node:node /data
+# Built git repositories go to the system's temporary folder (SKILLREG_GIT_CACHE_DIR moves them).
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \

@@ -1,10 +1,23 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import type { z } from 'zod';
 import { sortVersionsDescending } from '../bundle/version.js';
-import type { Scope } from '../domain/scope.js';
+import { type Scope, scopePath } from '../domain/scope.js';
 import { type GitHttpAnswer, type GitHttpRequest, gitHttpBackend } from '../git/http-backend.js';
+import {
+  httpMarketplace,
+  type MarketplacePlugin,
+  marketplaceName,
+  pluginSkillFolder,
+  pluginsRepositoryManifests,
+} from '../git/marketplaces.js';
+import { commitOf, type GitFile } from '../git/objects.js';
 import { buildRepository } from '../git/repository-builder.js';
 import type { RepositoryCache } from '../git/repository-cache.js';
+import { REGISTRY_SIGNATURE } from '../git/version-commit.js';
+import { jsonBody } from '../render/response-bodies.js';
+import { claudeMarketplaceSchema } from '../wire/agents.js';
+import { type Answer, JSON_CONTENT_TYPE } from './answers.js';
 import type { InstalledVersionService } from './installed-versions.js';
 import type { SkillReadService } from './skill-reads.js';
 
@@ -81,7 +94,116 @@ export class GitRepositoryService {
     repository: SkillRepository,
     request: Omit<GitHttpRequest, 'repository' | 'body'> & { body?: Readable },
   ): Promise<GitHttpAnswer> {
-    const held = await this.cache.hold(repository.key, (directory) => this.buildSkill(repository, directory));
+    return this.serveBuilt(
+      `skill-${repository.key}`,
+      (directory) => this.buildSkill(repository, directory),
+      request,
+    );
+  }
+
+  /** The scope's plugins: each current skill (as the listing has it) at its `latest`, with its commit. */
+  async marketplacePlugins(
+    scope: Scope,
+  ): Promise<(MarketplacePlugin & { versionId: string; tree: string })[]> {
+    const items = (await this.reads.listing.all(scope)).sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    );
+    const identities = await this.installed.identities(items.map((item) => item.versionId));
+    return items.map((item) => {
+      const identity = identities.get(item.versionId)!;
+      return {
+        name: item.name,
+        description: item.description,
+        version: item.version,
+        commit: identity.gitCommit,
+        tree: identity.gitTree,
+        versionId: item.versionId,
+      };
+    });
+  }
+
+  /** `{scope}/marketplace.json` for Claude Code, links under `origin`; an ETag per scope revision. */
+  async httpMarketplace(scope: Scope, origin: string): Promise<Answer> {
+    const read = await this.reads.cached.of({
+      read: 'marketplace',
+      on: { kind: 'scope', scope },
+      shape: [origin],
+    });
+    return read.answer({
+      contentType: JSON_CONTENT_TYPE,
+      render: async () => {
+        const plugins = await this.marketplacePlugins(scope);
+        const base = `${origin}${scopePath(scope)}/git/skills`;
+        return jsonBody(
+          claudeMarketplaceSchema,
+          httpMarketplace(scope, (name) => `${base}/${name}.git`, plugins) as z.output<
+            typeof claudeMarketplaceSchema
+          >,
+        );
+      },
+    });
+  }
+
+  /** The refs of `{scope}/git/plugins.git`: one branch, `main`, on one commit of every plugin. */
+  async pluginsRepository(
+    scope: Scope,
+  ): Promise<RepositoryRefs & { plugins: (MarketplacePlugin & { versionId: string })[] }> {
+    const plugins = await this.marketplacePlugins(scope);
+    const manifests = pluginsRepositoryManifests(scope, plugins);
+    // The content key: the manifests and each plugin's skill tree (its files are the version's).
+    const hash = createHash('sha256');
+    for (const manifest of manifests) hash.update(`${manifest.path}\n${manifest.text}\n`);
+    for (const plugin of plugins) hash.update(`${plugin.name} ${plugin.tree}\n`);
+    const key = hash.digest('hex').slice(0, 40);
+    return { key, refs: new Map(), head: 'refs/heads/main', plugins };
+  }
+
+  /** Answers a smart-HTTP request for `{scope}/git/plugins.git`. */
+  async servePlugins(
+    scope: Scope,
+    request: Omit<GitHttpRequest, 'repository' | 'body'> & { body?: Readable },
+  ): Promise<GitHttpAnswer> {
+    const repository = await this.pluginsRepository(scope);
+    return this.serveBuilt(
+      `plugins-${repository.key}`,
+      (directory) => this.buildPlugins(scope, repository, directory),
+      request,
+    );
+  }
+
+  private async buildPlugins(
+    scope: Scope,
+    repository: Awaited<ReturnType<GitRepositoryService['pluginsRepository']>>,
+    directory: string,
+  ): Promise<void> {
+    const versions = await this.installed.manyWithFiles(repository.plugins.map((plugin) => plugin.versionId));
+    const files: GitFile[] = pluginsRepositoryManifests(scope, repository.plugins).map((manifest) => ({
+      path: manifest.path,
+      bytes: Buffer.from(manifest.text, 'utf8'),
+      executable: false,
+    }));
+    repository.plugins.forEach((plugin, index) => {
+      for (const file of versions[index]!.commit.files) {
+        files.push({ ...file, path: `${pluginSkillFolder(plugin.name)}/${file.path}` });
+      }
+    });
+    const newest = Math.max(0, ...versions.map((version) => version.commit.author.seconds));
+    const author = { ...REGISTRY_SIGNATURE, seconds: newest };
+    const message = `${marketplaceName(scope)}: ${repository.plugins.length} plugins\n`;
+    const commit = commitOf({ files, author, message });
+    await buildRepository(directory, {
+      commits: [{ id: commit.id, files, author, message }],
+      refs: new Map([[repository.head, commit.id]]),
+      head: repository.head,
+    });
+  }
+
+  private async serveBuilt(
+    key: string,
+    build: (directory: string) => Promise<void>,
+    request: Omit<GitHttpRequest, 'repository' | 'body'> & { body?: Readable },
+  ): Promise<GitHttpAnswer> {
+    const held = await this.cache.hold(key, build);
     try {
       const answer = await gitHttpBackend({ ...request, repository: held.directory });
       answer.body.once('close', held.release);

@@ -150,3 +150,36 @@ export const listSkillsOutputSchema = z.object({
 export const searchSkillsOutputSchema = z.object({
   results: z.array(searchResultSchema).describe('Best first; pass a name to load_skill'),
 });
+
+/** GET {scope}/marketplace.json: a Claude Code plugin marketplace (src/git/marketplaces.ts). */
+export const claudeMarketplaceSchema = z
+  .object({
+    name: z
+      .string()
+      .describe('Stable per scope: `skill-registry`, `skill-registry-ns-<ns>`, `skill-registry-view-<view>`'),
+    owner: z.object({ name: z.string() }),
+    metadata: z.object({ description: z.string() }),
+    plugins: z.array(
+      z.object({
+        name: z.string(),
+        description: z.string(),
+        version: z.string(),
+        source: z
+          .object({
+            source: z.literal('url'),
+            url: z
+              .string()
+              .describe("Absolute URL of the skill's git repository ({scope}/git/skills/{name}.git)"),
+            ref: z.string().describe('The version tag, v<version>'),
+            sha: z
+              .string()
+              .regex(/^[0-9a-f]{40}$/)
+              .describe("The version's commit"),
+          })
+          .describe('A git source pinned by tag and commit'),
+        strict: z.literal(false),
+        skills: z.array(z.string()).describe('["./"]: the repository root is the skill'),
+      }),
+    ),
+  })
+  .describe('Claude Code plugin marketplace: one plugin per current skill of the scope');

@@ -113,7 +113,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
 
 export const adminAuth = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
-/** PUT /views/{view} with `layers` (top first), as the admin. */
+/** PUT /views/{view} with `layers` (lowest precedence first), as the admin. */
 export function putView(app: FastifyInstance, view: string, layers: string[]) {
   return app.inject({ method: 'PUT', url: `/views/${view}`, headers: adminAuth, payload: { layers } });
 }

@@ -86,7 +86,7 @@ describe('Dockerfile', () => {
     expect(read('README.md')).toContain(`the image runs Node.js ${line}`);
     expect(dockerfile.entrypoint).toEqual(['/sbin/tini', '--']);
     const runs = dockerfile.runtime.filter((i) => i.keyword === 'RUN').map((i) => i.args);
-    expect(runs).toContain('apk add --no-cache tini');
+    expect(runs).toContain('apk add --no-cache tini git');
   });
 
   it('carries the skillreg command on the PATH', () => {

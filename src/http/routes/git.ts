@@ -5,7 +5,10 @@ import { z } from 'zod';
 import { AppError } from '../../domain/app-errors.js';
 import type { GitHttpAnswer } from '../../git/http-backend.js';
 import type { Registry } from '../../services/registry.js';
+import { claudeMarketplaceSchema } from '../../wire/agents.js';
+import { sendAnswer } from '../answer.js';
 import { problemResponses } from '../problem.js';
+import { publicBaseUrl } from '../public-url.js';
 import { mounted, mountParams, mountProblems, type ReadMount, readAccess, useScope } from '../read-mounts.js';
 import { withoutNul } from '../schemas.js';
 
@@ -57,6 +60,90 @@ const gitRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: ReadMount }>
   app.addContentTypeParser(RECEIVE_PACK_REQUEST, (_request, payload, done) => done(null, payload));
 
   const params = mountParams(mount).extend({ repository: repositoryParam });
+  const scopeParams = mount === 'root' ? {} : { params: mountParams(mount) };
+
+  app.get(
+    '/marketplace.json',
+    {
+      preHandler: readable,
+      schema: {
+        tags: ['git'],
+        summary: 'Claude Code plugin marketplace',
+        description:
+          "The scope's current skills as a Claude Code marketplace (`claude plugin marketplace add <registry>/marketplace.json`, then `claude plugin install <skill>@<marketplace name>`): each plugin a git source, the skill's own repository pinned by its version's tag (`ref`) and commit (`sha`). An ETag per catalogue revision: an unchanged scope answers 304.",
+        ...mounted(mount, 'getMarketplace'),
+        ...scopeParams,
+        response: { 200: claudeMarketplaceSchema, ...problemResponses(...mountProblems(mount, 401, 403)) },
+      },
+    },
+    async (request, reply) =>
+      sendAnswer(request, reply, await registry.git.httpMarketplace(request.scope, publicBaseUrl(request))),
+  );
+
+  app.get(
+    '/git/plugins.git/info/refs',
+    {
+      preHandler: readable,
+      schema: {
+        tags: ['git'],
+        summary: "The scope's plugin marketplace as a git repository: ref advertisement",
+        description:
+          'One plugin per current skill under plugins/<name>/ (its skill in skills/<name>/), with the manifests Claude Code (.claude-plugin/marketplace.json), Codex (.agents/plugins/marketplace.json) and GitHub Copilot CLI (.github/plugin/marketplace.json) read: `claude|copilot plugin marketplace add <registry>/git/plugins.git`, `codex plugin marketplace add <registry>/git/plugins.git`. One branch, main; HEAD on it.',
+        ...mounted(mount, 'getPluginsGitRefs'),
+        ...scopeParams,
+        querystring: z.object({
+          service: z
+            .enum(['git-upload-pack', 'git-receive-pack'])
+            .optional()
+            .describe('git-upload-pack to fetch; git-receive-pack (push) is refused'),
+        }),
+        response: { 200: gitAnswer, ...problemResponses(...mountProblems(mount, 400, 401, 403)) },
+      },
+    },
+    async (request, reply) => {
+      checkService(request.query.service);
+      return sendGit(
+        reply,
+        await registry.git.servePlugins(request.scope, gitRequest(request, '/info/refs')),
+      );
+    },
+  );
+
+  app.post(
+    '/git/plugins.git/git-upload-pack',
+    {
+      preHandler: readable,
+      schema: {
+        tags: ['git'],
+        summary: "The scope's plugin marketplace as a git repository: fetch",
+        description: 'The negotiation and pack of `git clone` and `git fetch`, after the ref advertisement.',
+        ...mounted(mount, 'fetchPluginsGitPack'),
+        ...scopeParams,
+        response: { 200: gitAnswer, ...problemResponses(...mountProblems(mount, 401, 403, 415)) },
+      },
+    },
+    async (request, reply) =>
+      sendGit(reply, await registry.git.servePlugins(request.scope, gitRequest(request, '/git-upload-pack'))),
+  );
+
+  app.post(
+    '/git/plugins.git/git-receive-pack',
+    {
+      preHandler: readable,
+      schema: {
+        tags: ['git'],
+        summary: "The scope's plugin marketplace as a git repository: push (refused)",
+        description: 'Always a 403: the repository is generated from the versions the registry stores.',
+        ...mounted(mount, 'pushPluginsGit'),
+        ...scopeParams,
+        response: problemResponses(...mountProblems(mount, 401, 403)),
+      },
+    },
+    async (request) => {
+      (request.body as Readable | undefined)?.resume?.();
+      throw new ReadOnlyError();
+    },
+  );
 
   app.get(
     '/git/skills/:repository/info/refs',
@@ -82,14 +169,7 @@ const gitRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: ReadMount }>
       },
     },
     async (request, reply) => {
-      if (request.query.service === 'git-receive-pack') throw new ReadOnlyError();
-      if (request.query.service !== 'git-upload-pack') {
-        throw new AppError(
-          400,
-          'Bad Request',
-          "this registry speaks git's smart HTTP protocol only: ask for info/refs?service=git-upload-pack (any git since 1.6.6 does)",
-        );
-      }
+      checkService(request.query.service);
       const repository = await registry.git.skillRepository(
         request.scope,
         skillOf(request.params.repository),
@@ -147,6 +227,18 @@ const gitRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: ReadMount }>
     },
   );
 };
+
+/** A push is refused; a request without `service` is git's dumb protocol, which is not served. */
+function checkService(service: string | undefined): void {
+  if (service === 'git-receive-pack') throw new ReadOnlyError();
+  if (service !== 'git-upload-pack') {
+    throw new AppError(
+      400,
+      'Bad Request',
+      "this registry speaks git's smart HTTP protocol only: ask for info/refs?service=git-upload-pack (any git since 1.6.6 does)",
+    );
+  }
+}
 
 function gitRequest(request: FastifyRequest, service: '/info/refs' | '/git-upload-pack') {
   const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
