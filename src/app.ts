@@ -30,6 +30,7 @@ import { lazyChildLogger } from './http/request-logger.js';
 import agentRoutes from './http/routes/agent.js';
 import anthropicRoutes from './http/routes/anthropic.js';
 import auditRoutes from './http/routes/audit.js';
+import clawhubRoutes from './http/routes/clawhub.js';
 import cliRoutes from './http/routes/cli.js';
 import consoleRoutes from './http/routes/console.js';
 import docsRoutes from './http/routes/docs.js';
@@ -222,6 +223,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       await fastify.register(mcpRoutes, mounted);
       await fastify.register(wellKnownRoutes, mounted);
       await fastify.register(gitRoutes, mounted);
+      await fastify.register(clawhubRoutes, mounted);
       await fastify.register(usageRoutes, mounted);
     }
     await fastify.register(skillsWriteRoutes, { ...routes, mount: 'root' });

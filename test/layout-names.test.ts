@@ -35,6 +35,8 @@ const SAME_MEANING = new Set([
   'metrics.ts',
   'migrate.ts',
   'validate.ts',
+  // The ClawHub face: its routes, its service and its wire schemas.
+  'clawhub.ts',
 ]);
 
 describe('layout and names', () => {

@@ -24,6 +24,7 @@ import { AgentRenderingService } from './agent-renderings.js';
 import { ArchiveService } from './archives.js';
 import { AttestationService } from './attestations.js';
 import { BundleService } from './bundles.js';
+import { ClawHubService } from './clawhub.js';
 import { DiscoveryService } from './discovery.js';
 import { GitRepositoryService } from './git-repositories.js';
 import { InstalledVersionService } from './installed-versions.js';
@@ -95,6 +96,8 @@ export interface Registry {
   installed: InstalledVersionService;
   /** The read-only git repositories hosts install from ({scope}/git/...). */
   git: GitRepositoryService;
+  /** The ClawHub-compatible read API ({scope}/api/v1/...). */
+  clawhub: ClawHubService;
   /** Stores the prompt entry counts of older versions (see prompt-tokens.ts); answers how many. */
   fillPromptTokens(): Promise<number>;
   /** Writes pending loads and lets go of the caches (the database stays open). */
@@ -198,6 +201,7 @@ export async function openRegistry(options: {
     adminLists: new AdminListService(repositories.audit, skills),
     installed,
     git: new GitRepositoryService(reads, installed, gitCache),
+    clawhub: new ClawHubService(reads, search, skills),
     fillPromptTokens: () => fillPromptTokens(repositories.catalogue),
     async close() {
       await loads.flush();

@@ -9,6 +9,7 @@
  */
 export * from './admin.js';
 export * from './agents.js';
+export * from './clawhub.js';
 export * from './namespaces.js';
 export * from './service.js';
 export * from './skills.js';

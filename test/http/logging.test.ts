@@ -210,11 +210,19 @@ describe('security events (warn, with the request id, never a secret)', () => {
     }
 
     const malformedId = uniqueName('malformed');
-    const basic = `Basic ${Buffer.from('user:do-not-log-this-password').toString('base64')}`;
-    await app.inject({ url: '/skills', headers: { authorization: basic, 'x-request-id': malformedId } });
+    const digest = 'Digest username="user", response="do-not-log-this-response"';
+    await app.inject({ url: '/skills', headers: { authorization: digest, 'x-request-id': malformedId } });
     expect(eventsOf(malformedId, 'auth.refused')[0]).toMatchObject({
       reason: 'malformed',
-      credential: fingerprint(basic),
+      credential: fingerprint(digest),
+    });
+    // HTTP Basic presents its password as the token (as git sends it): an unknown one, fingerprinted.
+    const basicId = uniqueName('basic');
+    const basic = `Basic ${Buffer.from('user:do-not-log-this-password').toString('base64')}`;
+    await app.inject({ url: '/skills', headers: { authorization: basic, 'x-request-id': basicId } });
+    expect(eventsOf(basicId, 'auth.refused')[0]).toMatchObject({
+      reason: 'unknown',
+      credential: fingerprint('do-not-log-this-password'),
     });
 
     // A request without credentials is refused, but no token was: nothing to log at warn.
@@ -226,7 +234,16 @@ describe('security events (warn, with the request id, never a secret)', () => {
     expect(eventsOf(anonymousId, 'auth.refused')).toEqual([]);
 
     const text = logText();
-    for (const secret of [unknown, revoked.secret, expired.secret, reader.secret, teamOnly.secret, basic]) {
+    for (const secret of [
+      unknown,
+      revoked.secret,
+      expired.secret,
+      reader.secret,
+      teamOnly.secret,
+      basic,
+      'do-not-log-this-password',
+      'do-not-log-this-response',
+    ]) {
       expect(text).not.toContain(secret);
     }
     expect(text).not.toContain(Buffer.from('user:do-not-log-this-password').toString('base64'));
