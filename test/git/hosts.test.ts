@@ -4,12 +4,11 @@ import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeTarGz } from '../../src/bundle/archive-write.js';
 import { installableFiles } from '../../src/bundle/installable-skill-md.js';
 import type { BundleFile } from '../../src/bundle/types.js';
 import { files, uniqueName } from '../helpers/bundles.js';
-import { adminAuth, putView } from '../helpers/context.js';
-import { type LiveApp, liveApp } from '../helpers/live-app.js';
+import { putView } from '../helpers/context.js';
+import { type LiveApp, liveApp, publishTarball } from '../helpers/live-app.js';
 
 /**
  * The agent hosts' own CLIs (pinned in .ci/run, offline with a fresh HOME) install a published skill
@@ -53,12 +52,7 @@ function bundleOf(skill: string, body: string): BundleFile[] {
 
 async function publish(name: string, body: string): Promise<BundleFile[]> {
   const bundle = bundleOf(name, body);
-  const res = await fetch(`${ctx.url}/namespaces/${base}/skills?name=${name}`, {
-    method: 'POST',
-    headers: { ...adminAuth, 'content-type': 'application/gzip' },
-    body: Buffer.from(await writeTarGz(bundle)),
-  });
-  expect(res.status, await res.clone().text()).toBeLessThan(300);
+  await publishTarball(`${ctx.url}/namespaces/${base}`, bundle, `?name=${name}`);
   return bundle;
 }
 

@@ -3,11 +3,10 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeTarGz } from '../../src/bundle/archive-write.js';
 import type { BundleFile } from '../../src/bundle/types.js';
 import { files, skillMd, uniqueName } from '../helpers/bundles.js';
-import { adminAuth, putView } from '../helpers/context.js';
-import { type LiveApp, liveApp } from '../helpers/live-app.js';
+import { putView } from '../helpers/context.js';
+import { type LiveApp, liveApp, publishTarball } from '../helpers/live-app.js';
 
 // The plugin marketplaces: {scope}/marketplace.json (Claude Code over HTTP) and {scope}/git/plugins.git
 // (Claude Code, Codex and Copilot CLI manifests, the plugins' files inside), read with git itself. The
@@ -29,12 +28,7 @@ beforeAll(async () => {
 afterAll(() => ctx?.close());
 
 async function publish(bundle: BundleFile[], namespace: string): Promise<void> {
-  const res = await fetch(`${ctx.url}/namespaces/${namespace}/skills`, {
-    method: 'POST',
-    headers: { ...adminAuth, 'content-type': 'application/gzip' },
-    body: Buffer.from(await writeTarGz(bundle)),
-  });
-  expect(res.status, await res.clone().text()).toBeLessThan(300);
+  await publishTarball(`${ctx.url}/namespaces/${namespace}`, bundle);
 }
 
 function skill(name: string, body = 'Use it.\n'): BundleFile[] {

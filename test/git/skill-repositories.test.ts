@@ -8,7 +8,7 @@ import type { BundleFile } from '../../src/bundle/types.js';
 import { files, skillMd, uniqueName } from '../helpers/bundles.js';
 import { ADMIN_TOKEN, adminAuth, appOn } from '../helpers/context.js';
 import { listening } from '../helpers/http.js';
-import { type LiveApp, liveApp } from '../helpers/live-app.js';
+import { type LiveApp, liveApp, publishTarball } from '../helpers/live-app.js';
 
 // The per-skill git repositories ({scope}/git/skills/{name}.git), driven with git itself: clone, shallow
 // fetch, ls-remote, over protocol v0 and v2; refs per version and dist-tag; pushes refused.
@@ -45,16 +45,7 @@ beforeAll(async () => {
 });
 afterAll(() => ctx?.close());
 
-/** Publishes as a gzipped tar, which keeps the executable bit. */
-async function publish(bundle: BundleFile[], query = '', base = ctx.url): Promise<{ version: string }> {
-  const res = await fetch(`${base}/skills${query}`, {
-    method: 'POST',
-    headers: { ...adminAuth, 'content-type': 'application/gzip' },
-    body: Buffer.from(await writeTarGz(bundle)),
-  });
-  expect(res.status, await res.clone().text()).toBeLessThan(300);
-  return (await res.json()) as { version: string };
-}
+const publish = (bundle: BundleFile[], query = '', base = ctx.url) => publishTarball(base, bundle, query);
 
 function demo(name: string, body: string): BundleFile[] {
   const bundle = files({

@@ -1,7 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createTestApp, type TestApp } from './context.js';
+import { writeTarGz } from '../../src/bundle/archive-write.js';
+import type { BundleFile } from '../../src/bundle/types.js';
+import { adminAuth, createTestApp, type TestApp } from './context.js';
 import { listening } from './http.js';
 
 /** The service listening on a port of 127.0.0.1, with a folder of its own for what a test writes. */
@@ -40,4 +42,23 @@ export async function liveApp(prefix: string, env: Record<string, string> = {}):
     await app.close();
     throw error;
   }
+}
+
+/**
+ * Publishes `bundle` to a listening registry as a gzipped tar (which keeps the executable bit), as the
+ * admin, at `{base}/skills{query}`; fails the test unless it is accepted.
+ */
+export async function publishTarball(
+  base: string,
+  bundle: BundleFile[],
+  query = '',
+): Promise<{ version: string }> {
+  const res = await fetch(`${base}/skills${query}`, {
+    method: 'POST',
+    headers: { ...adminAuth, 'content-type': 'application/gzip' },
+    body: Buffer.from(await writeTarGz(bundle)),
+  });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`publish to ${base} answered ${res.status}: ${text}`);
+  return JSON.parse(text) as { version: string };
 }

@@ -4,13 +4,11 @@ import { mkdir, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeTarGz } from '../../src/bundle/archive-write.js';
 import { clawhubFingerprint } from '../../src/bundle/clawhub-fingerprint.js';
 import { installableFiles } from '../../src/bundle/installable-skill-md.js';
 import type { BundleFile } from '../../src/bundle/types.js';
 import { files, skillMd, uniqueName } from '../helpers/bundles.js';
-import { adminAuth } from '../helpers/context.js';
-import { type LiveApp, liveApp } from '../helpers/live-app.js';
+import { type LiveApp, liveApp, publishTarball } from '../helpers/live-app.js';
 
 // The ClawHub-compatible read API ({scope}/api/v1/...): its shapes over HTTP, and the real `clawhub`
 // CLI (when SKILLREG_HOSTS_BIN holds it, as in .ci/run) searching, installing, updating and listing.
@@ -23,12 +21,7 @@ beforeAll(async () => {
 afterAll(() => ctx?.close());
 
 async function publish(bundle: BundleFile[], namespace: string): Promise<void> {
-  const res = await fetch(`${ctx.url}/namespaces/${namespace}/skills`, {
-    method: 'POST',
-    headers: { ...adminAuth, 'content-type': 'application/gzip' },
-    body: Buffer.from(await writeTarGz(bundle)),
-  });
-  expect(res.status, await res.clone().text()).toBeLessThan(300);
+  await publishTarball(`${ctx.url}/namespaces/${namespace}`, bundle);
 }
 
 const bundleOf = (name: string, body: string) =>
