@@ -20,7 +20,8 @@ export default defineConfig({
     isolate: false,
     restoreMocks: true,
     unstubEnvs: true,
-    // Most test time is waiting on PostgreSQL, PGlite or child processes: two files at a time on two cores.
-    maxWorkers: 2,
+    // Three files at a time on two cores: much of a file's time is spent waiting on child processes (servers,
+    // CLIs, git, the agent hosts) or on timers, and a third worker fills those gaps (docs/PERFORMANCE.md).
+    maxWorkers: 3,
   },
 });
