@@ -222,4 +222,32 @@ describe('private reads (SKILLREG_READ_AUTH=true)', () => {
       await gitFails(secured.work, 'ls-remote', url.replace('http://', 'http://git:wrong-token@')),
     ).toMatch(/401|Authentication failed/i);
   });
+
+  it('a token limited to namespaces reads only their repositories and marketplaces', async () => {
+    const [mine, theirs] = [uniqueName('mine'), uniqueName('theirs')];
+    const name = uniqueName('git-limited');
+    await publish(demo(name, 'mine'), '', `${secured.url}/namespaces/${mine}`);
+    await publish(demo(name, 'theirs'), '', `${secured.url}/namespaces/${theirs}`);
+    const created = await fetch(`${secured.url}/tokens`, {
+      method: 'POST',
+      headers: { ...adminAuth, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: uniqueName('reader'), scopes: ['read'], namespaces: [mine] }),
+    });
+    expect(created.status).toBe(201);
+    const { secret } = (await created.json()) as { secret: string };
+    const as = (scope: string, tail: string) =>
+      `${secured.url.replace('http://', `http://git:${secret}@`)}/namespaces/${scope}/${tail}`;
+    expect(await git(secured.work, 'ls-remote', as(mine, `git/skills/${name}.git`))).toMatch(
+      /refs\/tags\/v1\.0\.0/,
+    );
+    expect(await gitFails(secured.work, 'ls-remote', as(theirs, `git/skills/${name}.git`))).toMatch(/403/);
+    expect(await gitFails(secured.work, 'ls-remote', as(theirs, 'git/plugins.git'))).toMatch(/403/);
+    const bearer = { authorization: `Bearer ${secret}` };
+    expect(
+      (await fetch(`${secured.url}/namespaces/${mine}/marketplace.json`, { headers: bearer })).status,
+    ).toBe(200);
+    expect(
+      (await fetch(`${secured.url}/namespaces/${theirs}/marketplace.json`, { headers: bearer })).status,
+    ).toBe(403);
+  });
 });
