@@ -37,6 +37,10 @@ export interface RepositoryRefs {
   head: string;
 }
 
+export interface PluginsRepository extends RepositoryRefs {
+  plugins: (MarketplacePlugin & { versionId: string })[];
+}
+
 export interface SkillRepository extends RepositoryRefs {
   name: string;
   namespace: string;
@@ -144,10 +148,23 @@ export class GitRepositoryService {
     });
   }
 
-  /** The refs of `{scope}/git/plugins.git`: one branch, `main`, on one commit of every plugin. */
-  async pluginsRepository(
-    scope: Scope,
-  ): Promise<RepositoryRefs & { plugins: (MarketplacePlugin & { versionId: string })[] }> {
+  /**
+   * The content of `{scope}/git/plugins.git` (one branch, `main`, on one commit of every plugin), kept
+   * per scope revision: an unchanged scope costs a ref advertisement, not a listing.
+   */
+  async pluginsRepository(scope: Scope): Promise<PluginsRepository> {
+    const read = await this.reads.cached.of({
+      read: 'plugins-repository',
+      on: { kind: 'scope', scope },
+      shape: [],
+    });
+    return read.value(async () => {
+      const value = await this.pluginsContent(scope);
+      return { value, bytes: 200 + value.plugins.length * 400 };
+    });
+  }
+
+  private async pluginsContent(scope: Scope): Promise<PluginsRepository> {
     const plugins = await this.marketplacePlugins(scope);
     const manifests = pluginsRepositoryManifests(scope, plugins);
     // The content key: the manifests and each plugin's skill tree (its files are the version's).
@@ -171,11 +188,7 @@ export class GitRepositoryService {
     );
   }
 
-  private async buildPlugins(
-    scope: Scope,
-    repository: Awaited<ReturnType<GitRepositoryService['pluginsRepository']>>,
-    directory: string,
-  ): Promise<void> {
+  private async buildPlugins(scope: Scope, repository: PluginsRepository, directory: string): Promise<void> {
     const versions = await this.installed.manyWithFiles(repository.plugins.map((plugin) => plugin.versionId));
     const files: GitFile[] = pluginsRepositoryManifests(scope, repository.plugins).map((manifest) => ({
       path: manifest.path,
