@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 
 /** What the benchmarks share about the processes they start and measure. */
 
@@ -29,4 +30,19 @@ export const TICK_MICROS = 10_000;
 export function buildForStart(root: string): void {
   const result = spawnSync('npm', ['run', 'prestart', '--silent'], { cwd: root, stdio: 'inherit' });
   if (result.status !== 0) throw new Error(`npm run prestart failed (exit ${result.status})`);
+}
+
+/**
+ * The node arguments `npm start` runs the service with (package.json's start script without its `exec
+ * node`), so the benches start it the same way.
+ */
+export function startArguments(root: string): string[] {
+  const words = (
+    JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }
+  ).scripts.start
+    .split(/\s+/)
+    .filter(Boolean);
+  const node = words.indexOf('node');
+  if (node < 0) throw new Error(`package.json's start script does not run node: ${words.join(' ')}`);
+  return words.slice(node + 1);
 }

@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 import autocannon, { type Request } from 'autocannon';
 import pg from 'pg';
 import { openDatabase } from '../src/db/client.js';
-import { buildForStart, cpuTicks, freePort, TICK_MICROS } from './processes.js';
+import { buildForStart, cpuTicks, freePort, startArguments, TICK_MICROS } from './processes.js';
 import { seedSkills, syntheticSkill } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -90,12 +90,7 @@ async function startService(env: Record<string, string>): Promise<Service> {
   if (!built) buildForStart(ROOT);
   built = true;
   const port = await freePort();
-  const start = (
-    JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-      scripts: { start: string };
-    }
-  ).scripts.start.split(' ');
-  const child = spawn(process.execPath, start.slice(1), {
+  const child = spawn(process.execPath, startArguments(ROOT), {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
