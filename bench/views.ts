@@ -17,7 +17,6 @@
  * of the view with a different budget each request (4 clients): its p95.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon, { type Request } from 'autocannon';
