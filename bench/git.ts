@@ -149,6 +149,18 @@ for (const size of args.sizes!.split(',').map(Number)) {
     );
     row['plugins.git clone warm s'] = Math.round(pluginsWarm / 100) / 10;
     row['plugins.git checkout MiB'] = Math.round((await folderBytes(path.join(work, 'p2'))) / 1048576);
+    // One publish into the view's namespace, then plugins.git again: the rebuild grafts every other plugin.
+    const published = syntheticSkill(size + 1);
+    const res = await fetch(`${service.base}/namespaces/team/skills`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/markdown' },
+      body: published.text,
+    });
+    if (res.status !== 201) throw new Error(`publish answered ${res.status}: ${await res.text()}`);
+    const [, afterPublish] = await timed(() =>
+      git(work, 'clone', '--quiet', '--depth', '1', `${view}/git/plugins.git`, 'p3'),
+    );
+    row['plugins.git clone after a publish s'] = Math.round(afterPublish / 100) / 10;
     const lsRemote: number[] = [];
     for (let i = 0; i < 10; i++)
       lsRemote.push((await timed(() => git(work, 'ls-remote', `${view}/git/plugins.git`)))[1]);

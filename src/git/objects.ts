@@ -23,8 +23,16 @@ export interface GitSignature {
   seconds: number;
 }
 
+/** A tree already known by its id, placed at `path` (a folder) of a commit's tree. */
+export interface GitSubtree {
+  path: string;
+  id: string;
+}
+
 export interface CommitInput {
   files: readonly GitFile[];
+  /** Folders given by their tree id rather than their files. */
+  trees?: readonly GitSubtree[];
   parents?: readonly string[];
   author: GitSignature;
   message: string;
@@ -47,13 +55,20 @@ export const FILE_MODE = '100644';
 export const EXECUTABLE_MODE = '100755';
 
 interface Directory {
-  entries: Map<string, Directory | GitFile>;
+  entries: Map<string, Directory | GitFile | { treeId: string }>;
 }
 
-/** The id of the tree holding `files` (their parent directories implied, as git has no empty ones). */
-export function treeId(files: readonly GitFile[]): string {
+/**
+ * The id of the tree holding `files` (their parent directories implied, as git has no empty ones) and
+ * the `trees` given by id.
+ */
+export function treeId(files: readonly GitFile[], trees: readonly GitSubtree[] = []): string {
   const root: Directory = { entries: new Map() };
-  for (const file of files) {
+  const placed: (GitFile | (GitSubtree & { treeId: string }))[] = [
+    ...files,
+    ...trees.map((tree) => ({ ...tree, treeId: tree.id })),
+  ];
+  for (const file of placed) {
     const parts = file.path.split('/');
     let directory = root;
     for (const part of parts.slice(0, -1)) {
@@ -65,7 +80,7 @@ export function treeId(files: readonly GitFile[]): string {
       if (!('entries' in next)) throw new Error(`'${file.path}' is below a file of the same name`);
       directory = next;
     }
-    directory.entries.set(parts.at(-1)!, file);
+    directory.entries.set(parts.at(-1)!, 'treeId' in file ? { treeId: file.treeId } : file);
   }
   return hashDirectory(root).toString('hex');
 }
@@ -74,12 +89,14 @@ function hashDirectory(directory: Directory): Buffer {
   const entries = [...directory.entries].map(([name, entry]) =>
     'entries' in entry
       ? { name, mode: '40000', id: hashDirectory(entry), order: `${name}/` }
-      : {
-          name,
-          mode: entry.executable ? EXECUTABLE_MODE : FILE_MODE,
-          id: objectId('blob', entry.bytes),
-          order: name,
-        },
+      : 'treeId' in entry
+        ? { name, mode: '40000', id: Buffer.from(entry.treeId, 'hex'), order: `${name}/` }
+        : {
+            name,
+            mode: entry.executable ? EXECUTABLE_MODE : FILE_MODE,
+            id: objectId('blob', entry.bytes),
+            order: name,
+          },
   );
   // Git orders a tree's entries by name bytes, a directory's name as if it ended in '/'.
   entries.sort((a, b) => Buffer.compare(Buffer.from(a.order), Buffer.from(b.order)));
@@ -96,7 +113,7 @@ export function signatureLine(signature: GitSignature): string {
 
 /** A commit's id and its tree's, author and committer being the same signature. */
 export function commitOf(input: CommitInput): Commit {
-  const tree = treeId(input.files);
+  const tree = treeId(input.files, input.trees);
   const who = signatureLine(input.author);
   const lines = [`tree ${tree}`, ...(input.parents ?? []).map((parent) => `parent ${parent}`)];
   const body = `${lines.join('\n')}\nauthor ${who}\ncommitter ${who}\n\n${input.message}`;

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
   blobId,
@@ -92,11 +92,38 @@ export function runGit(args: string[], options: { cwd?: string; input?: AsyncIte
   });
 }
 
-/** Creates `directory` as a bare repository holding exactly `spec`. */
-export async function buildRepository(directory: string, spec: RepositorySpec): Promise<void> {
+/**
+ * Creates `directory` as a bare repository holding `spec`. With `objectsFrom` (another bare repository
+ * of this process), its objects are linked in first, so that `spec` may graft its trees by id.
+ */
+export async function buildRepository(
+  directory: string,
+  spec: RepositorySpec,
+  options: { objectsFrom?: string } = {},
+): Promise<void> {
   await mkdir(directory, { recursive: true });
   await runGit(['init', '--quiet', '--bare', directory]);
+  if (options.objectsFrom)
+    await linkObjects(path.join(options.objectsFrom, 'objects'), path.join(directory, 'objects'));
   await importInto(directory, spec);
+}
+
+/** Hard-links every object file (packs and loose objects; they never change) of one repository into another. */
+async function linkObjects(from: string, to: string): Promise<void> {
+  for (const entry of await readdir(from, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const relative = path.relative(from, path.join(entry.parentPath, entry.name));
+    if (relative.startsWith('info')) continue;
+    await mkdir(path.dirname(path.join(to, relative)), { recursive: true });
+    await link(path.join(from, relative), path.join(to, relative)).catch(
+      async (error: NodeJS.ErrnoException) => {
+        if (error.code === 'EEXIST') return;
+        if (error.code === 'EXDEV' || error.code === 'EPERM')
+          await copyFile(path.join(from, relative), path.join(to, relative));
+        else throw error;
+      },
+    );
+  }
 }
 
 /** Adds `spec`'s commits and refs to the bare repository at `directory` and points HEAD. */

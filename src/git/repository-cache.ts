@@ -56,6 +56,22 @@ export class RepositoryCache {
     };
   }
 
+  /** The folder of the repository `key` when it is on disk (held until `release`), else undefined. */
+  peek(key: string): { directory: string; release: () => void } | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    entry.readers += 1;
+    let released = false;
+    return {
+      directory: entry.directory,
+      release: () => {
+        if (released) return;
+        released = true;
+        entry.readers -= 1;
+      },
+    };
+  }
+
   private async entry(key: string, build: (directory: string) => Promise<void>): Promise<Entry> {
     const cached = this.entries.get(key);
     if (cached) {

@@ -11,7 +11,7 @@ import {
   pluginSkillFolder,
   pluginsRepositoryManifests,
 } from '../git/marketplaces.js';
-import { commitOf, type GitFile } from '../git/objects.js';
+import { commitOf, type GitFile, type GitSubtree } from '../git/objects.js';
 import { buildRepository } from '../git/repository-builder.js';
 import type { RepositoryCache } from '../git/repository-cache.js';
 import { REGISTRY_SIGNATURE } from '../git/version-commit.js';
@@ -38,8 +38,13 @@ export interface RepositoryRefs {
 }
 
 export interface PluginsRepository extends RepositoryRefs {
-  plugins: (MarketplacePlugin & { versionId: string })[];
+  plugins: (MarketplacePlugin & { versionId: string; tree: string })[];
+  /** The commit's time: when the newest of its plugins' versions became current. */
+  updatedSeconds: number;
 }
+
+/** A plugins.git build after this many incremental ones starts afresh (see buildPlugins). */
+const FRESH_BUILD_EVERY = 20;
 
 export interface SkillRepository extends RepositoryRefs {
   name: string;
@@ -58,6 +63,9 @@ export function refsKey(kind: string, refs: ReadonlyMap<string, string>, head: s
 }
 
 export class GitRepositoryService {
+  /** The last plugins.git each scope was built as in this process: what the next build may graft. */
+  private readonly lastPlugins = new Map<string, { key: string; trees: Set<string>; generation: number }>();
+
   constructor(
     private readonly reads: SkillReadService,
     private readonly installed: InstalledVersionService,
@@ -108,7 +116,7 @@ export class GitRepositoryService {
   /** The scope's plugins: each current skill (as the listing has it) at its `latest`, with its commit. */
   async marketplacePlugins(
     scope: Scope,
-  ): Promise<(MarketplacePlugin & { versionId: string; tree: string })[]> {
+  ): Promise<(MarketplacePlugin & { versionId: string; tree: string; updatedSeconds: number })[]> {
     const items = (await this.reads.listing.all(scope)).sort((a, b) =>
       a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
     );
@@ -122,6 +130,7 @@ export class GitRepositoryService {
         commit: identity.gitCommit,
         tree: identity.gitTree,
         versionId: item.versionId,
+        updatedSeconds: Math.floor(new Date(item.updatedAt).getTime() / 1000),
       };
     });
   }
@@ -170,9 +179,11 @@ export class GitRepositoryService {
     // The content key: the manifests and each plugin's skill tree (its files are the version's).
     const hash = createHash('sha256');
     for (const manifest of manifests) hash.update(`${manifest.path}\n${manifest.text}\n`);
+    const updatedSeconds = plugins.reduce((newest, plugin) => Math.max(newest, plugin.updatedSeconds), 0);
     for (const plugin of plugins) hash.update(`${plugin.name} ${plugin.tree}\n`);
+    hash.update(`at ${updatedSeconds}\n`);
     const key = hash.digest('hex').slice(0, 40);
-    return { key, refs: new Map(), head: 'refs/heads/main', plugins };
+    return { key, refs: new Map(), head: 'refs/heads/main', plugins, updatedSeconds };
   }
 
   /** Answers a smart-HTTP request for `{scope}/git/plugins.git`. */
@@ -188,27 +199,63 @@ export class GitRepositoryService {
     );
   }
 
+  /**
+   * Writes plugins.git. When this process built the scope's repository before and it is still on disk,
+   * its objects are linked in and every plugin whose skill tree it already holds is grafted by tree id:
+   * only the skills that changed are read and written. Every so many builds one starts afresh, so the
+   * objects of skills long gone do not pile up.
+   */
   private async buildPlugins(scope: Scope, repository: PluginsRepository, directory: string): Promise<void> {
-    const versions = await this.installed.manyWithFiles(repository.plugins.map((plugin) => plugin.versionId));
-    const files: GitFile[] = pluginsRepositoryManifests(scope, repository.plugins).map((manifest) => ({
-      path: manifest.path,
-      bytes: Buffer.from(manifest.text, 'utf8'),
-      executable: false,
-    }));
-    repository.plugins.forEach((plugin, index) => {
-      for (const file of versions[index]!.commit.files) {
-        files.push({ ...file, path: `${pluginSkillFolder(plugin.name)}/${file.path}` });
+    const scopeId = `${scope.kind}:${scope.kind === 'view' ? scope.view : scope.namespace}`;
+    const previous = this.lastPlugins.get(scopeId);
+    const held =
+      previous && previous.generation < FRESH_BUILD_EVERY
+        ? this.cache.peek(`plugins-${previous.key}`)
+        : undefined;
+    try {
+      const grafted = held ? previous!.trees : new Set<string>();
+      const toRead = repository.plugins.filter((plugin) => !grafted.has(plugin.tree));
+      const read = new Map(
+        (await this.installed.manyWithFiles(toRead.map((plugin) => plugin.versionId))).map(
+          (version, index) => [toRead[index]!.versionId, version],
+        ),
+      );
+      const files: GitFile[] = pluginsRepositoryManifests(scope, repository.plugins).map((manifest) => ({
+        path: manifest.path,
+        bytes: Buffer.from(manifest.text, 'utf8'),
+        executable: false,
+      }));
+      const trees: GitSubtree[] = [];
+      for (const plugin of repository.plugins) {
+        const version = read.get(plugin.versionId);
+        if (!version) {
+          trees.push({ path: pluginSkillFolder(plugin.name), id: plugin.tree });
+          continue;
+        }
+        for (const file of version.commit.files) {
+          files.push({ ...file, path: `${pluginSkillFolder(plugin.name)}/${file.path}` });
+        }
       }
-    });
-    const newest = Math.max(0, ...versions.map((version) => version.commit.author.seconds));
-    const author = { ...REGISTRY_SIGNATURE, seconds: newest };
-    const message = `${marketplaceName(scope)}: ${repository.plugins.length} plugins\n`;
-    const commit = commitOf({ files, author, message });
-    await buildRepository(directory, {
-      commits: [{ id: commit.id, files, author, message }],
-      refs: new Map([[repository.head, commit.id]]),
-      head: repository.head,
-    });
+      const author = { ...REGISTRY_SIGNATURE, seconds: repository.updatedSeconds };
+      const message = `${marketplaceName(scope)}: ${repository.plugins.length} plugins\n`;
+      const commit = commitOf({ files, trees, author, message });
+      await buildRepository(
+        directory,
+        {
+          commits: [{ id: commit.id, files, trees, author, message }],
+          refs: new Map([[repository.head, commit.id]]),
+          head: repository.head,
+        },
+        held ? { objectsFrom: held.directory } : {},
+      );
+      this.lastPlugins.set(scopeId, {
+        key: repository.key,
+        trees: new Set(repository.plugins.map((plugin) => plugin.tree)),
+        generation: held ? previous!.generation + 1 : 0,
+      });
+    } finally {
+      held?.release();
+    }
   }
 
   private async serveBuilt(

@@ -71,6 +71,20 @@ describe('git object ids computed without git', () => {
     );
   });
 
+  it('give a folder grafted by its tree id the same ids as the folder written out', () => {
+    const inner = treeId(folder);
+    const outer = [{ path: 'README.md', bytes: Buffer.from('top\n'), executable: false }];
+    const nested = folder.map((file) => ({ ...file, path: `plugins/demo/skills/demo/${file.path}` }));
+    const written = commitOf({ files: [...outer, ...nested], author, message: 'm\n' });
+    const grafted = commitOf({
+      files: outer,
+      trees: [{ path: 'plugins/demo/skills/demo', id: inner }],
+      author,
+      message: 'm\n',
+    });
+    expect(grafted).toEqual(written);
+  });
+
   it('make a version one parentless commit that depends only on the version', () => {
     const files = folder.map((file) => ({
       path: file.path,
