@@ -39,37 +39,14 @@ export class RepositoryCache {
    * The folder of the repository `key`, built first with `build` when it is not on disk; it is not
    * removed until `release` is called (once whoever reads it is done, a streamed answer included).
    */
-  async hold(
-    key: string,
-    build: (directory: string) => Promise<void>,
-  ): Promise<{ directory: string; release: () => void }> {
-    const entry = await this.entry(key, build);
-    entry.readers += 1;
-    let released = false;
-    return {
-      directory: entry.directory,
-      release: () => {
-        if (released) return;
-        released = true;
-        entry.readers -= 1;
-      },
-    };
+  async hold(key: string, build: (directory: string) => Promise<void>): Promise<Held> {
+    return held(await this.entry(key, build));
   }
 
   /** The folder of the repository `key` when it is on disk (held until `release`), else undefined. */
-  peek(key: string): { directory: string; release: () => void } | undefined {
+  peek(key: string): Held | undefined {
     const entry = this.entries.get(key);
-    if (!entry) return undefined;
-    entry.readers += 1;
-    let released = false;
-    return {
-      directory: entry.directory,
-      release: () => {
-        if (released) return;
-        released = true;
-        entry.readers -= 1;
-      },
-    };
+    return entry ? held(entry) : undefined;
   }
 
   private async entry(key: string, build: (directory: string) => Promise<void>): Promise<Entry> {
@@ -137,6 +114,25 @@ export class RepositoryCache {
     this.totalBytes = 0;
     if (root) await rm(root, { recursive: true, force: true });
   }
+}
+
+/** A folder being read: not removed until released (once; releasing again does nothing). */
+interface Held {
+  directory: string;
+  release: () => void;
+}
+
+function held(entry: Entry): Held {
+  entry.readers += 1;
+  let released = false;
+  return {
+    directory: entry.directory,
+    release: () => {
+      if (released) return;
+      released = true;
+      entry.readers -= 1;
+    },
+  };
 }
 
 async function folderBytes(directory: string): Promise<number> {

@@ -18,6 +18,15 @@ export interface VersionToIdentify {
   createdAt: Date;
 }
 
+/** What computing a version's identity reads of it. */
+const versionToIdentify = {
+  id: skillVersions.id,
+  name: skillVersions.name,
+  version: skillVersions.version,
+  description: skillVersions.description,
+  createdAt: skillVersions.createdAt,
+};
+
 /** The stored installed identities of versions (columns of skill_versions). */
 export class InstalledRepository {
   constructor(private readonly db: Db) {}
@@ -30,11 +39,7 @@ export class InstalledRepository {
     for (let start = 0; start < versionIds.length; start += 2000) {
       const rows = await this.db
         .select({
-          id: skillVersions.id,
-          name: skillVersions.name,
-          version: skillVersions.version,
-          description: skillVersions.description,
-          createdAt: skillVersions.createdAt,
+          ...versionToIdentify,
           computedHash: skillVersions.computedHash,
           gitTree: skillVersions.gitTree,
           gitCommit: skillVersions.gitCommit,
@@ -54,13 +59,7 @@ export class InstalledRepository {
   /** Versions stored before identities existed, in id order after `after`. */
   async withoutIdentity(after: string, limit: number): Promise<VersionToIdentify[]> {
     return this.db
-      .select({
-        id: skillVersions.id,
-        name: skillVersions.name,
-        version: skillVersions.version,
-        description: skillVersions.description,
-        createdAt: skillVersions.createdAt,
-      })
+      .select(versionToIdentify)
       .from(skillVersions)
       .where(and(isNull(skillVersions.gitCommit), gt(skillVersions.id, after)))
       .orderBy(asc(skillVersions.id))
