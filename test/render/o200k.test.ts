@@ -96,11 +96,20 @@ describe('o200k counts', () => {
       }),
       { numRuns: 2000 },
     );
+    // U+FEFF is left out: the reference keys its vocabulary by decoded strings, and decoding drops a
+    // leading byte order mark, so it misses the token EF BB BF (rank 5574) that o200k has; see below.
     fc.assert(
       fc.property(fc.string({ unit: 'binary', maxLength: 80 }), (text) => {
+        fc.pre(!text.includes('\uFEFF'));
         expect(countO200k(text)).toBe(expected(text));
       }),
       { numRuns: 1000 },
     );
+  });
+
+  it('counts a byte order mark as the one token o200k has for it, where the reference splits it', () => {
+    expect(countO200k('\uFEFF')).toBe(1);
+    expect(expected('\uFEFF')).toBe(2);
+    expect(countO200k('x\uFEFFy')).toBe(3);
   });
 });
