@@ -23,7 +23,7 @@ import { parseArgs, promisify } from 'node:util';
 import pg from 'pg';
 import { openDatabase } from '../src/db/client.js';
 import { installedVersion } from '../src/services/installed-versions.js';
-import { buildForStart, freePort, startArguments } from './processes.js';
+import { BENCH_DATABASE_URL, buildForStart, freePort, startArguments } from './processes.js';
 import { seedSkills, syntheticSkill } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -35,7 +35,7 @@ const { values: args } = parseArgs({
     clones: { type: 'string', default: '40' },
     'database-url': {
       type: 'string',
-      default: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+      default: BENCH_DATABASE_URL,
     },
     'database-name': { type: 'string', default: 'skillreg_bench_git' },
   },

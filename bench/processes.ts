@@ -46,3 +46,7 @@ export function startArguments(root: string): string[] {
   if (node < 0) throw new Error(`package.json's start script does not run node: ${words.join(' ')}`);
   return words.slice(node + 1);
 }
+
+/** The PostgreSQL server the benches use unless told another (`--database-url`). */
+export const BENCH_DATABASE_URL =
+  process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';

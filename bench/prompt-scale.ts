@@ -23,6 +23,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { type Database, openDatabase } from '../src/db/client.js';
 import * as promptModule from '../src/render/prompt.js';
+import { BENCH_DATABASE_URL } from './processes.js';
 import { seedSkills, syntheticSkill } from './seed.js';
 
 const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
@@ -32,7 +33,7 @@ const { values: args } = parseArgs({
     sizes: { type: 'string', default: '10000,100000' },
     'database-url': {
       type: 'string',
-      default: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+      default: BENCH_DATABASE_URL,
     },
     database: { type: 'string', default: 'skillreg_prompt_bench' },
     keep: { type: 'boolean', default: false },

@@ -38,7 +38,7 @@ import autocannon, { type Request } from 'autocannon';
 import pg from 'pg';
 import { writeTarGz } from '../src/bundle/archive-write.js';
 import { openDatabase } from '../src/db/client.js';
-import { cpuTicks, freePort, TICK_MICROS } from './processes.js';
+import { BENCH_DATABASE_URL, cpuTicks, freePort, TICK_MICROS } from './processes.js';
 import { seedSkills, syntheticSkill, TOPICS } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -57,7 +57,7 @@ const { values: args } = parseArgs({
     'database-name': { type: 'string', default: 'skillreg_bench' },
     'database-url': {
       type: 'string',
-      default: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+      default: BENCH_DATABASE_URL,
     },
     runtime: { type: 'string', default: 'dist' },
     'node-options': { type: 'string', default: '' },

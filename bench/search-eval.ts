@@ -25,6 +25,7 @@ import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { DEFAULT_SCOPE } from '../src/domain/scope.js';
+import { BENCH_DATABASE_URL } from './processes.js';
 import { corpusFolders, corpusSkills, evalQueries, QUERIES_FILE } from './search-eval/corpus.js';
 import { distractors } from './search-eval/distractors.js';
 import {
@@ -43,7 +44,7 @@ const { values } = parseArgs({
     backend: { type: 'string', default: 'pg' },
     'database-url': {
       type: 'string',
-      default: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+      default: BENCH_DATABASE_URL,
     },
     'database-name': { type: 'string', default: 'skillreg_search_eval' },
     queries: { type: 'string', default: QUERIES_FILE },

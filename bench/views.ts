@@ -22,7 +22,14 @@ import { parseArgs } from 'node:util';
 import autocannon, { type Request } from 'autocannon';
 import pg from 'pg';
 import { openDatabase } from '../src/db/client.js';
-import { buildForStart, cpuTicks, freePort, startArguments, TICK_MICROS } from './processes.js';
+import {
+  BENCH_DATABASE_URL,
+  buildForStart,
+  cpuTicks,
+  freePort,
+  startArguments,
+  TICK_MICROS,
+} from './processes.js';
 import { seedSkills, syntheticSkill } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -33,7 +40,7 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '3' },
     'database-url': {
       type: 'string',
-      default: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+      default: BENCH_DATABASE_URL,
     },
     'database-name': { type: 'string', default: 'skillreg_bench_views' },
     keep: { type: 'boolean', default: false },

@@ -146,41 +146,42 @@ async function announce(app: FastifyInstance, config: Config): Promise<void> {
 }
 
 /**
- * Versions stored before the registry signed what it stores get their attestation in the background
- * (GET /skills/{name}/attestation signs one on demand meanwhile).
+ * A start-up backfill: runs in the background once the service is up, logs what it did, and only warns
+ * when it fails (the reads that need what it fills compute it on demand meanwhile).
  */
-export async function backfillAttestations(app: FastifyInstance): Promise<void> {
+async function backfill(
+  app: FastifyInstance,
+  run: () => Promise<number>,
+  messages: { done: string; failed: string; key: 'versions' | 'built' },
+): Promise<void> {
   try {
     const started = Date.now();
-    const signed = await app.registry.signing.backfill();
-    if (signed > 0) {
-      app.log.info(
-        { versions: signed, ms: Date.now() - started },
-        'signed the versions stored before signing',
-      );
-    }
+    const count = await run();
+    if (count > 0) app.log.info({ [messages.key]: count, ms: Date.now() - started }, messages.done);
   } catch (error) {
-    app.log.warn({ err: error }, 'could not sign older versions yet; their attestations are made on demand');
+    app.log.warn({ err: error }, messages.failed);
   }
 }
 
+/**
+ * Versions stored before the registry signed what it stores get their attestation in the background
+ * (GET /skills/{name}/attestation signs one on demand meanwhile).
+ */
+export function backfillAttestations(app: FastifyInstance): Promise<void> {
+  return backfill(app, () => app.registry.signing.backfill(), {
+    done: 'signed the versions stored before signing',
+    failed: 'could not sign older versions yet; their attestations are made on demand',
+    key: 'versions',
+  });
+}
+
 /** The computedHash and git ids of versions stored before they were computed at publish. */
-export async function backfillInstalledVersions(app: FastifyInstance): Promise<void> {
-  try {
-    const started = Date.now();
-    const filled = await app.registry.installed.backfill();
-    if (filled > 0) {
-      app.log.info(
-        { versions: filled, ms: Date.now() - started },
-        'computed the installed identity (computedHash, git commit) of versions stored before it was',
-      );
-    }
-  } catch (error) {
-    app.log.warn(
-      { err: error },
-      'could not compute the installed identity of older versions yet; it is computed on demand',
-    );
-  }
+export function backfillInstalledVersions(app: FastifyInstance): Promise<void> {
+  return backfill(app, () => app.registry.installed.backfill(), {
+    done: 'computed the installed identity (computedHash, git commit) of versions stored before it was',
+    failed: 'could not compute the installed identity of older versions yet; it is computed on demand',
+    key: 'versions',
+  });
 }
 
 /**
@@ -201,22 +202,12 @@ export async function warmSearchIndex(app: FastifyInstance): Promise<void> {
  * Versions stored before prompt entry counts were stored at publish get them in the background, so
  * the next process renders /prompt without tokenizing them (this one has them remembered once used).
  */
-export async function backfillPromptTokens(app: FastifyInstance): Promise<void> {
-  try {
-    const started = Date.now();
-    const filled = await app.registry.fillPromptTokens();
-    if (filled > 0) {
-      app.log.info(
-        { versions: filled, ms: Date.now() - started },
-        'stored the prompt token counts of older versions',
-      );
-    }
-  } catch (error) {
-    app.log.warn(
-      { err: error },
-      'could not store the prompt token counts of older versions; renderings count them',
-    );
-  }
+export function backfillPromptTokens(app: FastifyInstance): Promise<void> {
+  return backfill(app, () => app.registry.fillPromptTokens(), {
+    done: 'stored the prompt token counts of older versions',
+    failed: 'could not store the prompt token counts of older versions; renderings count them',
+    key: 'versions',
+  });
 }
 
 /**
@@ -225,14 +216,12 @@ export async function backfillPromptTokens(app: FastifyInstance): Promise<void> 
  * uses, so the first index request does not wait for them. Another replica doing the same at the same
  * time costs duplicate work, never a wrong archive (they are deterministic and stored once).
  */
-export async function backfillArchives(app: FastifyInstance): Promise<void> {
-  try {
-    const started = Date.now();
-    const built = await app.registry.archives.backfill();
-    if (built > 0) app.log.info({ built, ms: Date.now() - started }, 'built the archives of older versions');
-  } catch (error) {
-    app.log.warn({ err: error }, 'could not build the archives of older versions; the index builds them');
-  }
+export function backfillArchives(app: FastifyInstance): Promise<void> {
+  return backfill(app, () => app.registry.archives.backfill(), {
+    done: 'built the archives of older versions',
+    failed: 'could not build the archives of older versions; the index builds them',
+    key: 'built',
+  });
 }
 
 const isMain = isEntryPoint(import.meta.url);

@@ -12,6 +12,7 @@ import type {
   clawhubVersionResponseSchema,
   clawhubVersionsResponseSchema,
 } from '../wire/clawhub.js';
+import type { InstalledVersionService } from './installed-versions.js';
 import type { SkillReadService, VersionSummary } from './skill-reads.js';
 import type { SkillSearchService } from './skill-search.js';
 
@@ -28,6 +29,7 @@ export class ClawHubService {
     private readonly reads: SkillReadService,
     private readonly search: SkillSearchService,
     private readonly skills: SkillsRepository,
+    private readonly installed: InstalledVersionService,
   ) {}
 
   async searchSkills(
@@ -127,7 +129,10 @@ export class ClawHubService {
     };
   }
 
-  /** Which version an installed folder is, from the fingerprint the CLI computed over it. */
+  /**
+   * Which version an installed folder is, from the fingerprint the CLI computed over it: each version's
+   * files as installed (git's copy of them: the CLI leaves out every dot folder, .git included).
+   */
   async resolveFingerprint(
     scope: Scope,
     slug: string,
@@ -135,20 +140,11 @@ export class ClawHubService {
   ): Promise<z.output<typeof clawhubResolveResponseSchema>> {
     const { record } = await this.reads.resolve(scope, slug, {});
     const line = await this.reads.versionLine(scope, slug);
-    let match: string | null = null;
     // Newest first: an installed folder is most likely a recent version.
-    for (const version of [...line.versions].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())) {
-      const stored = await this.skills.bundleFiles(version.id);
-      const { files } = installableFiles(
-        stored,
-        record.name,
-        (await this.reads.resolve(scope, slug, { version: version.version })).record.description,
-      );
-      if (clawhubFingerprint(files) === hash) {
-        match = version.version;
-        break;
-      }
-    }
+    const newestFirst = [...line.versions].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
+    const installed = await this.installed.manyWithFiles(newestFirst.map((row) => row.id));
+    const at = installed.findIndex((version) => clawhubFingerprint(version.commit.files) === hash);
+    const match = at >= 0 ? newestFirst[at]!.version : null;
     return { match: match ? { version: match } : null, latestVersion: { version: record.version } };
   }
 }

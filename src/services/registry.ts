@@ -201,7 +201,7 @@ export async function openRegistry(options: {
     adminLists: new AdminListService(repositories.audit, skills),
     installed,
     git: new GitRepositoryService(reads, installed, gitCache),
-    clawhub: new ClawHubService(reads, search, skills),
+    clawhub: new ClawHubService(reads, search, skills, installed),
     fillPromptTokens: () => fillPromptTokens(repositories.catalogue),
     async close() {
       await loads.flush();
