@@ -240,6 +240,19 @@ function checkService(service: string | undefined): void {
   }
 }
 
+/** A fetch's body as git sends it; anything else is refused before git sees it. */
+function negotiationBody(request: FastifyRequest): Readable {
+  const type = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
+  if (type !== UPLOAD_PACK_REQUEST) {
+    throw new AppError(
+      415,
+      'Unsupported Media Type',
+      `a fetch sends content-type ${UPLOAD_PACK_REQUEST}, not '${type ?? 'none'}': use git (clone, fetch, ls-remote) against this URL`,
+    );
+  }
+  return request.body as Readable;
+}
+
 function gitRequest(request: FastifyRequest, service: '/info/refs' | '/git-upload-pack') {
   const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
   const header = (name: string) => {
@@ -253,7 +266,7 @@ function gitRequest(request: FastifyRequest, service: '/info/refs' | '/git-uploa
     contentType: header('content-type'),
     contentEncoding: header('content-encoding'),
     gitProtocol: header('git-protocol'),
-    body: service === '/git-upload-pack' ? (request.body as Readable) : undefined,
+    body: service === '/git-upload-pack' ? negotiationBody(request) : undefined,
   };
 }
 
