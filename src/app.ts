@@ -46,6 +46,7 @@ import skillsReadRoutes from './http/routes/skills-read.js';
 import skillsWriteRoutes from './http/routes/skills-write.js';
 import tokensRoutes from './http/routes/tokens.js';
 import trustRoutes from './http/routes/trust.js';
+import trustedPublishingRoutes from './http/routes/trusted-publishing.js';
 import usageRoutes from './http/routes/usage.js';
 import viewsRoutes from './http/routes/views.js';
 import wellKnownRoutes from './http/routes/well-known.js';
@@ -235,6 +236,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await fastify.register(namespacesRoutes, routes);
     await fastify.register(viewsRoutes, routes);
     await fastify.register(trustRoutes, routes);
+    await fastify.register(trustedPublishingRoutes, routes);
     await fastify.register(tokensRoutes, routes);
     await fastify.register(auditRoutes, routes);
     await fastify.register(anthropicRoutes, { ...routes, prefix: '/anthropic' });

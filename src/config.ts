@@ -60,6 +60,20 @@ function isEd25519PrivateKey(pem: string): boolean {
   }
 }
 
+/** GitHub Actions' OIDC issuer: the one SKILLREG_OIDC_ISSUERS lists when unset. */
+export const GITHUB_ACTIONS_ISSUER = 'https://token.actions.githubusercontent.com';
+
+/** Why an issuer URL is refused, or undefined: https, or plain http only on a loopback host. */
+export function issuerProblem(issuer: string): string | undefined {
+  if (!URL.canParse(issuer)) return 'is not a URL; list issuers as https://issuer.example.com';
+  const url = new URL(issuer);
+  if (url.search || url.hash) return 'must not carry a query or fragment';
+  if (url.protocol === 'https:') return undefined;
+  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname) || /^127\./.test(url.hostname);
+  if (url.protocol === 'http:' && loopback) return undefined;
+  return 'must be an https:// URL (plain http:// is accepted only for a loopback host)';
+}
+
 const WHOLE_TOKENS = 'must be a whole number of tokens, such as 4000 (0 lists every skill)';
 
 const envSchema = z.object({
@@ -97,6 +111,25 @@ const envSchema = z.object({
       message: 'must be an absolute http(s) URL such as https://skills.example.com',
     }),
   SKILLREG_READ_AUTH: booleanFromEnv.default(false),
+  SKILLREG_OIDC_ISSUERS: z
+    .string()
+    .optional()
+    .transform((value, context) => {
+      if (value === undefined) return [GITHUB_ACTIONS_ISSUER];
+      const issuers = value
+        .split(',')
+        .map((issuer) => issuer.trim().replace(/\/+$/, ''))
+        .filter(Boolean);
+      for (const issuer of issuers) {
+        const problem = issuerProblem(issuer);
+        if (problem) context.addIssue({ code: 'custom', message: `'${issuer}' ${problem}` });
+      }
+      return issuers;
+    }),
+  SKILLREG_OIDC_AUDIENCE: z
+    .string()
+    .optional()
+    .transform((value) => (value?.trim() ? value.trim() : undefined)),
   SKILLREG_SCAN_BLOCK_SEVERITY: z
     .enum(SEVERITIES, { message: `must be one of ${SEVERITIES.join(', ')}` })
     .default('high'),
@@ -184,6 +217,16 @@ export interface Config {
   seedNamespace: string;
   publicUrl?: string;
   readAuth: boolean;
+  /**
+   * Trusted publishing: the OIDC issuers whose ID tokens POST /oidc/exchange accepts (empty: none), and
+   * the audience they must name (default: the registry's public URL).
+   */
+  oidc: {
+    issuers: string[];
+    audience?: string;
+    /** Least time between two fetches of an issuer's keys (default 30 s; tests rotate keys faster). */
+    keyCooldownMs?: number;
+  };
   /** Scan findings at or above this severity refuse a publish (src/scan). */
   scanBlockSeverity: Severity;
   /** Time the built-in rules may take on one bundle; what is left unscanned then blocks (scan/incomplete). */
@@ -251,6 +294,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     seedNamespace: values.SKILLREG_SEED_NAMESPACE,
     publicUrl: values.SKILLREG_PUBLIC_URL,
     readAuth: values.SKILLREG_READ_AUTH,
+    oidc: {
+      issuers: values.SKILLREG_OIDC_ISSUERS,
+      ...(values.SKILLREG_OIDC_AUDIENCE ? { audience: values.SKILLREG_OIDC_AUDIENCE } : {}),
+    },
     scanBlockSeverity: values.SKILLREG_SCAN_BLOCK_SEVERITY,
     scanBudgetMs: values.SKILLREG_SCAN_BUDGET_MS,
     scanner:

@@ -37,6 +37,8 @@ const SAME_MEANING = new Set([
   'validate.ts',
   // The ClawHub face: its routes, its service and its wire schemas.
   'clawhub.ts',
+  // Trusted publishing: its routes, its service and its wire schemas.
+  'trusted-publishing.ts',
 ]);
 
 describe('layout and names', () => {

@@ -70,17 +70,22 @@ export interface CliContext {
    * them in its progress); by default they go to stderr, so the output of a command stays what it prints
    * on success.
    */
-  clientOf(command: Command, onRetry?: (event: RetryEvent) => void): SkillRegistryClient;
+  clientOf(
+    command: Command,
+    onRetry?: (event: RetryEvent) => void,
+    /** A token to use instead of --token (trusted publishing's exchanged one). */
+    token?: string,
+  ): SkillRegistryClient;
 }
 
 export function createContext(output: Output): CliContext {
   return {
     output,
-    clientOf(command, onRetry = (event) => output.error(`skillreg: ${describeRetry(event)}`)) {
+    clientOf(command, onRetry = (event) => output.error(`skillreg: ${describeRetry(event)}`), token) {
       const options = command.optsWithGlobals<GlobalOptions>();
       return new SkillRegistryClient({
         url: options.url,
-        token: options.token || undefined,
+        token: token ?? (options.token || undefined),
         ...(options.namespace ? { namespace: options.namespace } : {}),
         ...(options.view ? { view: options.view } : {}),
         headers: { 'user-agent': `skillreg-cli/${packageVersion()}` },

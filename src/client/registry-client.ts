@@ -16,6 +16,7 @@ import type {
   DsseEnvelope,
   Fetched,
   NamespaceDigests,
+  OidcExchangeResult,
   PublishResult,
   SearchResponse,
   Selector,
@@ -25,6 +26,9 @@ import type {
   TagMoveBody,
   TagMoveResult,
   TokenList,
+  TrustedPublisher,
+  TrustedPublisherBody,
+  TrustedPublishers,
   UploadBody,
   VersionSummary,
   View,
@@ -307,6 +311,46 @@ export class SkillRegistryClient {
   async revokeToken(id: string): Promise<void> {
     // A repeated revoke after a lost answer would say 404 for a revoke that happened.
     await this.request('DELETE', `/tokens/${encodeURIComponent(id)}`, { idempotent: false });
+  }
+
+  /**
+   * Trusted publishing: a CI job's OIDC ID token exchanged for a publish token (15 minutes, the bound
+   * namespaces). Not retried after a lost answer: the ID token may be spent, and a new one is cheap.
+   */
+  async exchangeOidcToken(idToken: string) {
+    const response = await this.request('POST', '/oidc/exchange', {
+      json: { token: idToken },
+      idempotent: false,
+    });
+    return (await response.json()) as OidcExchangeResult;
+  }
+
+  /** The CI identities bound to a namespace (admin). */
+  async listTrustedPublishers(namespace: string) {
+    const response = await this.request(
+      'GET',
+      `/namespaces/${encodeURIComponent(namespace)}/trusted-publishers`,
+      { idempotent: true },
+    );
+    return ((await response.json()) as TrustedPublishers).items;
+  }
+
+  /** Binds a namespace to a CI identity (admin); creates or replaces the binding `id`. */
+  async putTrustedPublisher(namespace: string, id: string, body: TrustedPublisherBody) {
+    const response = await this.request(
+      'PUT',
+      `/namespaces/${encodeURIComponent(namespace)}/trusted-publishers/${encodeURIComponent(id)}`,
+      { json: body, idempotent: true },
+    );
+    return (await response.json()) as TrustedPublisher;
+  }
+
+  async deleteTrustedPublisher(namespace: string, id: string): Promise<void> {
+    await this.request(
+      'DELETE',
+      `/namespaces/${encodeURIComponent(namespace)}/trusted-publishers/${encodeURIComponent(id)}`,
+      { idempotent: false },
+    );
   }
 
   // ---- plumbing ------------------------------------------------------------------------------

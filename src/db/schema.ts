@@ -15,6 +15,7 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
+import type { OidcPublisher } from '../wire/types.js';
 
 const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
   dataType: () => 'bytea',
@@ -105,6 +106,11 @@ export const skillVersions = pgTable(
     tokensPromptName: integer('tokens_prompt_name'),
     warnings: jsonb('warnings').notNull().$type<{ path: string; detail: string }[]>().default([]),
     publishedBy: text('published_by').notNull(),
+    /**
+     * The CI identity of a version published with a token from POST /oidc/exchange (trusted
+     * publishing), as its attestation names it; null for any other token.
+     */
+    publisher: jsonb('publisher').$type<OidcPublisher>(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     yankedAt: timestamp('yanked_at', { withTimezone: true }),
     /**
@@ -225,7 +231,30 @@ export const tokens = pgTable('tokens', {
   expiresAt: timestamp('expires_at', { withTimezone: true }),
   lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
   revokedAt: timestamp('revoked_at', { withTimezone: true }),
+  /** The CI identity a token exchanged for an OIDC ID token stands for (POST /oidc/exchange); else null. */
+  publisher: jsonb('publisher').$type<OidcPublisher>(),
 });
+
+/**
+ * Trusted publishing: a namespace bound to a CI identity. An ID token from `issuer` whose claims equal
+ * every one of `claims` may be exchanged for a short-lived publish token for the namespace.
+ */
+export const trustedPublishers = pgTable(
+  'trusted_publishers',
+  {
+    namespace: text('namespace').notNull(),
+    id: text('id').notNull(),
+    issuer: text('issuer').notNull(),
+    claims: jsonb('claims').notNull().$type<Record<string, string>>(),
+    createdBy: text('created_by').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.namespace, table.id] }),
+    index('trusted_publishers_issuer_idx').on(table.issuer),
+  ],
+);
 
 /**
  * Usage per skill, version and UTC day: layer-2 loads (every face), bundled-file reads and bundle

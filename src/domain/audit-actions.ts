@@ -13,5 +13,10 @@ export const AUDIT_ACTIONS = [
   'namespace.delete',
   'quarantine',
   'review',
+  'release-by-rule',
+  'trusted-publisher.put',
+  'trusted-publisher.delete',
+  'oidc.exchange',
+  'oidc.refused',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -18,12 +18,26 @@ export interface Envelope {
   signatures: { keyid: string; sig: string }[];
 }
 
+/** A CI identity proved with an OIDC ID token (the wire's oidcPublisherSchema; kept here, pure). */
+export interface OidcIdentity {
+  kind: 'oidc';
+  issuer: string;
+  repository: string;
+  workflow_ref: string | null;
+  ref: string | null;
+  sha: string | null;
+  run_id: string | null;
+}
+
 export interface PublishPredicate {
   namespace: string;
   name: string;
   version: string;
-  /** The token name that published the version. */
-  publisher: string;
+  /**
+   * Who published the version: the token's actor, or for a trusted publish from CI the identity its
+   * OIDC ID token proved (issuer, repository, workflow, ref, commit, run).
+   */
+  publisher: string | OidcIdentity;
   publishedAt: string;
   /** The verdict at publish (a later rescan may differ; GET /skills/{name} has the current one). */
   scan: { verdict: string; rules: string } | null;

@@ -15,6 +15,7 @@ import { ProvenanceRepository } from '../storage/provenance-repository.js';
 import { SearchRepository } from '../storage/search-repository.js';
 import { SkillsRepository } from '../storage/skills-repository.js';
 import { TokensRepository } from '../storage/tokens-repository.js';
+import { TrustedPublishersRepository } from '../storage/trusted-publishers-repository.js';
 import { UsageRecorder } from '../storage/usage-recorder.js';
 import { UsageRepository } from '../storage/usage-repository.js';
 import { VendorRepository } from '../storage/vendor-repository.js';
@@ -29,6 +30,7 @@ import { DiscoveryService } from './discovery.js';
 import { GitRepositoryService } from './git-repositories.js';
 import { InstalledVersionService } from './installed-versions.js';
 import { NamespaceService } from './namespaces.js';
+import { OidcIssuers } from './oidc-issuers.js';
 import { fillPromptTokens } from './prompt-token-backfill.js';
 import { RescanService } from './rescan.js';
 import { ScanService } from './scanning.js';
@@ -37,6 +39,7 @@ import { SigningService } from './signing.js';
 import { SkillReadService } from './skill-reads.js';
 import { SkillSearchService } from './skill-search.js';
 import { SkillWriteService } from './skill-writes.js';
+import { TrustedPublishingService } from './trusted-publishing.js';
 import { UsageService } from './usage.js';
 import { VendorSkillService } from './vendor-skills.js';
 
@@ -90,6 +93,8 @@ export interface Registry {
   search: SkillSearchService;
   /** Issuing, listing, revoking and authenticating tokens. */
   tokens: TokenService;
+  /** OIDC trusted publishing: namespace bindings to CI identities and the token exchange. */
+  trustedPublishing: TrustedPublishingService;
   /** The audit log and the quarantine, as admins page through them. */
   adminLists: AdminListService;
   /** What hosts install of each version: computedHash and its git tree and commit. */
@@ -198,6 +203,11 @@ export async function openRegistry(options: {
     scopes: new ScopeService(cache, skills, repositories.views),
     search,
     tokens: new TokenService(repositories.tokens),
+    trustedPublishing: new TrustedPublishingService(
+      new TrustedPublishersRepository(db),
+      repositories.tokens,
+      new OidcIssuers(config.oidc),
+    ),
     adminLists: new AdminListService(repositories.audit, skills),
     installed,
     git: new GitRepositoryService(reads, installed, gitCache),

@@ -109,7 +109,7 @@ export class SigningService {
         namespace: version.namespace,
         name: version.name,
         version: version.version,
-        publisher: version.publishedBy,
+        publisher: version.publisher ?? version.publishedBy,
         publishedAt: version.createdAt.toISOString(),
         scan: version.scan,
         registry: this.registryUrl,

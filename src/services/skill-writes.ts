@@ -11,7 +11,7 @@ import { encodeTerms, searchDocument } from '../search/document.js';
 import { archiveKey, LATEST, type VersionRow } from '../storage/records.js';
 import type { SkillsRepository, SkillWrite } from '../storage/skills-repository.js';
 import { tokenNameOf } from '../storage/tokens-repository.js';
-import type { PublishResult as WirePublishResult } from '../wire/types.js';
+import type { OidcPublisher, PublishResult as WirePublishResult } from '../wire/types.js';
 import { buildPublishArchives } from './archives.js';
 import { installedVersion } from './installed-versions.js';
 import { unknownNamespace, unknownSkill, unknownVersion } from './not-found.js';
@@ -35,6 +35,8 @@ export interface PublishInput {
   actor: string;
   /** Default `default`; the first publish into a namespace creates it. */
   namespace?: string;
+  /** The CI identity of a trusted publish (a token from POST /oidc/exchange), for the attestation. */
+  publisher?: OidcPublisher;
 }
 
 /** What a publish answers (the wire's publishResultSchema). */
@@ -112,6 +114,7 @@ export interface PublishOptions {
   version?: string;
   tag?: string;
   actor: string;
+  publisher?: OidcPublisher;
   limits: BundleLimits;
 }
 
@@ -252,6 +255,7 @@ export class SkillWriteService {
       tag: options.tag,
       actor: options.actor,
       namespace: options.namespace,
+      publisher: options.publisher,
     });
   }
 
@@ -369,6 +373,7 @@ export class SkillWriteService {
           version: answer.version,
           digest,
           publishedBy: input.actor,
+          publisher: input.publisher ?? null,
           createdAt: publishedAt,
           scan: { verdict: scan.verdict, rules: scan.rules },
         })
@@ -537,6 +542,7 @@ export class SkillWriteService {
       quarantine: quarantined ? ('held' as const) : null,
       warnings: skill.warnings,
       publishedBy: input.actor,
+      publisher: input.publisher ?? null,
       createdAt: publishedAt,
     };
     const versionId = await write.insertVersion(skillId, row);

@@ -1,6 +1,7 @@
 import { eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { attestations, signingKeys, skills, skillVersions } from '../db/schema.js';
+import type { OidcPublisher } from '../wire/types.js';
 
 export interface StoredKey {
   kid: string;
@@ -19,6 +20,8 @@ export interface AttestedVersion {
   version: string;
   digest: string;
   publishedBy: string;
+  /** The CI identity of a trusted publish (OIDC), which the predicate names instead of the token. */
+  publisher: OidcPublisher | null;
   createdAt: Date;
   scan: { verdict: string; rules: string } | null;
 }
@@ -30,6 +33,7 @@ const attestedColumns = {
   version: skillVersions.version,
   digest: skillVersions.digest,
   publishedBy: skillVersions.publishedBy,
+  publisher: skillVersions.publisher,
   createdAt: skillVersions.createdAt,
   verdict: skillVersions.scanVerdict,
   rules: sql<string | null>`${skillVersions.scan} ->> 'rules'`,

@@ -13,6 +13,7 @@ import {
   views,
 } from '../db/schema.js';
 import { DEFAULT_NAMESPACE, skillKey } from '../domain/scope.js';
+import type { OidcPublisher } from '../wire/types.js';
 import { type AuditEntry, recordAudit } from './audit-repository.js';
 import { type NewBlob, storeBlobs } from './blobs.js';
 import {
@@ -52,6 +53,8 @@ export interface NewVersion {
   quarantine: 'held' | null;
   warnings: { path: string; detail: string }[];
   publishedBy: string;
+  /** The CI identity of a trusted publish (OIDC); null otherwise. */
+  publisher: OidcPublisher | null;
 }
 
 /** One file of a new version, its bytes stored as a blob under `digest`. */

@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { and, desc, eq, isNull } from 'drizzle-orm';
+import { and, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { tokens } from '../db/schema.js';
 import { NotFoundError } from '../domain/app-errors.js';
 import { SCOPES } from '../wire/admin.js';
+import type { OidcPublisher } from '../wire/types.js';
 import { recordAudit } from './audit-repository.js';
 
 /** The scopes are part of the wire (POST /tokens takes them): written there, once. */
@@ -18,6 +19,8 @@ export interface Principal {
   tokenId?: string;
   /** Namespaces the token may act in (exact names, or prefixes ending in `*`); undefined: all. */
   namespaces?: string[];
+  /** The CI identity of a token exchanged for an OIDC ID token (trusted publishing). */
+  publisher?: OidcPublisher;
 }
 
 /** A principal's token name as logs show it: the stored token's name, else the actor ("admin-token"). */
@@ -73,6 +76,8 @@ export class TokensRepository {
     namespaces?: string[];
     expiresAt?: Date;
     actor: string;
+    /** Trusted publishing: the CI identity the token stands for (its audit entry is the exchange's). */
+    publisher?: OidcPublisher;
   }): Promise<TokenSummary & { secret: string }> {
     const secret = `${SECRET_PREFIX}${randomBytes(32).toString('base64url')}`;
     return this.db.transaction(async (tx) => {
@@ -86,8 +91,10 @@ export class TokensRepository {
           prefix: secret.slice(0, SECRET_PREFIX.length + 6),
           createdBy: input.actor,
           expiresAt: input.expiresAt ?? null,
+          publisher: input.publisher ?? null,
         })
         .returning(summaryColumns);
+      if (input.publisher) return { ...(row as TokenSummary), secret };
       await recordAudit(tx, {
         actor: input.actor,
         action: 'token.create',
@@ -106,7 +113,8 @@ export class TokensRepository {
     const rows = await this.db
       .select(summaryColumns)
       .from(tokens)
-      .where(isNull(tokens.revokedAt))
+      // Exchanged CI tokens (one per job) are listed while they live, not forever after.
+      .where(and(isNull(tokens.revokedAt), or(isNull(tokens.publisher), gt(tokens.expiresAt, sql`now()`))))
       .orderBy(desc(tokens.createdAt));
     return rows as TokenSummary[];
   }
@@ -149,6 +157,7 @@ export class TokensRepository {
         namespaces: tokens.namespaces,
         expiresAt: tokens.expiresAt,
         revokedAt: tokens.revokedAt,
+        publisher: tokens.publisher,
       })
       .from(tokens)
       .where(eq(tokens.secretHash, secretHash));
@@ -166,6 +175,7 @@ export class TokensRepository {
       scopes: row.scopes as Scope[],
       tokenId: row.id,
       ...(row.namespaces ? { namespaces: row.namespaces } : {}),
+      ...(row.publisher ? { publisher: row.publisher } : {}),
     };
   }
 }

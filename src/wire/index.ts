@@ -14,5 +14,6 @@ export * from './namespaces.js';
 export * from './service.js';
 export * from './skills.js';
 export * from './text.js';
+export * from './trusted-publishing.js';
 export type * from './types.js';
 export * from './vendors.js';

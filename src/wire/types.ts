@@ -58,3 +58,9 @@ export type UsageDay = z.infer<typeof wire.usageDaySchema>;
 export type SkillUsage = z.infer<typeof wire.skillUsageSchema>;
 export type UsageEntry = z.infer<typeof wire.usageEntrySchema>;
 export type ScopeUsage = z.infer<typeof wire.scopeUsageSchema>;
+
+export type TrustedPublisherBody = z.input<typeof wire.trustedPublisherBodySchema>;
+export type TrustedPublisher = z.infer<typeof wire.trustedPublisherSchema>;
+export type TrustedPublishers = z.infer<typeof wire.trustedPublishersResponseSchema>;
+export type OidcExchangeResult = z.infer<typeof wire.oidcExchangeResultSchema>;
+export type OidcPublisher = z.infer<typeof wire.oidcPublisherSchema>;

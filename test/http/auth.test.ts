@@ -387,6 +387,9 @@ describe('SKILLREG_READ_AUTH=true', () => {
         // The registry's own CLI, not skills: public so CI can fetch it before it holds any token
         // (test/cli/cli-dist.test.ts checks that it answers anonymously under read auth).
         if (operation.tags?.includes('cli')) continue;
+        // Trusted publishing's exchange: the body's OIDC ID token is the credential (refusals are
+        // test/http/trusted-publishing.test.ts's).
+        if ((operation as { operationId?: string }).operationId === 'exchangeOidcToken') continue;
         const url = template.replace(/\{(\w+)\}/g, (_match, key: string) => params[key] ?? 'x');
         const res = await ctx.app.inject({
           method: method.toUpperCase() as 'GET',

@@ -2,7 +2,12 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { BundleError, type BundleIssue } from '../../bundle/types.js';
 import { chooseVersion, sortVersionsDescending } from '../../bundle/version.js';
-import { RegistryError, type SkillRegistryClient, type VersionSummary } from '../../client/index.js';
+import {
+  RegistryError,
+  type RetryEvent,
+  type SkillRegistryClient,
+  type VersionSummary,
+} from '../../client/index.js';
 import { findSkillFolders } from '../../services/skill-folder.js';
 import {
   type CliContext,
@@ -15,6 +20,7 @@ import {
   ReportedFailure,
 } from '../context.js';
 import { archiveOf, describeDuplicate, duplicateNames, prepareFolder } from '../local-skill.js';
+import { oidcOptions, publishingClient } from '../oidc.js';
 import { createProgress, printTable, printWarnings } from '../output.js';
 
 /** One line saying why a skill was refused, for the sync summary. */
@@ -119,14 +125,17 @@ async function dryRunStatus(client: SkillRegistryClient, skill: DeclaredSkill): 
   return { status: 'would publish', version: choice.version };
 }
 
-export function registerSyncCommand(program: Command, { output, clientOf }: CliContext): void {
-  program
+export function registerSyncCommand(program: Command, context: CliContext): void {
+  const { output } = context;
+  const command = program
     .command('sync')
     .description('find every SKILL.md below <root>, validate and publish each; safe to run on every push')
     .argument('<root>', 'repository root')
     .option('--dry-run', 'show what would change without publishing anything')
     .option('--tag <tag>', 'point this dist-tag at every published version')
-    .addOption(namespaceOption('publish into'))
+    .addOption(namespaceOption('publish into'));
+  for (const option of oidcOptions()) command.addOption(option);
+  command
     .addHelpText(
       'after',
       [
@@ -148,6 +157,7 @@ export function registerSyncCommand(program: Command, { output, clientOf }: CliC
           'skillreg sync . --dry-run',
           'skillreg sync . --tag stable',
           'skillreg sync ./teams/data --namespace data-platform',
+          'skillreg sync . --namespace data-platform --oidc   # GitHub Actions, trusted publishing',
         ),
       ].join('\n'),
     )
@@ -177,14 +187,17 @@ export function registerSyncCommand(program: Command, { output, clientOf }: CliC
       const warningsOf = new Map(checked.map(({ label, warnings }) => [label, warnings]));
       const progress = createProgress(output, folders.length);
       // A wait before a retry shows in the progress (on stderr: a line in CI, the bar's label on a terminal).
-      const client = clientOf(command, (event) => progress.note(`waiting: ${describeRetry(event)}`));
+      const onRetry = (event: RetryEvent) => progress.note(`waiting: ${describeRetry(event)}`);
+      let client: SkillRegistryClient;
       let scanBlocked = 0;
       let scanWarned = 0;
       let digests: Map<string, Map<string, string>> | undefined;
       try {
+        client = await publishingClient(command, context, onRetry);
         digests = options.tag ? undefined : await publishedDigests(client);
       } catch (error) {
         progress.stop();
+        if (error instanceof ReportedFailure) throw error;
         explain(output, error, 'sync stopped', url);
         throw new ReportedFailure();
       }

@@ -99,8 +99,21 @@ export function registerVerifyCommand(program: Command, { output, clientOf }: Cl
             `the files served one by one hold ${fileByFile}, but the registry signed ${signed} (different: ${changed.map((file) => file.path).join(', ')})`,
           );
         }
+        const { publisher } = predicate;
+        if (typeof publisher === 'object' && publisher !== null) {
+          // Trusted publishing: the CI identity the registry checked, where the version was built from.
+          output.info(`source repository: ${publisher.repository}`);
+          output.info(`source commit: ${publisher.sha ?? '(not given)'}`);
+          if (publisher.workflow_ref) output.info(`workflow: ${publisher.workflow_ref}`);
+          if (publisher.ref) output.info(`ref: ${publisher.ref}`);
+          if (publisher.run_id) output.info(`run: ${publisher.run_id} (issuer ${publisher.issuer})`);
+        }
+        const publishedBy =
+          typeof publisher === 'object' && publisher !== null
+            ? `oidc ${publisher.repository}@${publisher.sha ?? '?'}`
+            : publisher;
         output.info(
-          `verified ${subject.name} ${signed}: signed by key ${kid} (publisher ${predicate.publisher}, published ${predicate.publishedAt}, scan ${predicate.scan?.verdict ?? 'none'}, registry ${predicate.registry}); ${files.length} files match`,
+          `verified ${subject.name} ${signed}: signed by key ${kid} (publisher ${publishedBy}, published ${predicate.publishedAt}, scan ${predicate.scan?.verdict ?? 'none'}, registry ${predicate.registry}); ${files.length} files match`,
         );
       },
     );

@@ -155,6 +155,7 @@ const skillsWriteRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: Name
         version,
         tag,
         actor: request.principal!.actor,
+        publisher: request.principal!.publisher,
         namespace,
       });
       request.log.info(
