@@ -1,15 +1,28 @@
 /**
- * What trust costs a publish: `npx tsx bench/publish-trust.ts` (DATABASE_URL for PostgreSQL, else an
- * in-memory PGlite). Publishes distinct 5 KB skills and 30 MiB bundles through the HTTP stack and
- * prints publish p50/p95 next to the scan's and the signature's own share, and the scan time of a
- * crafted worst case. Figures go to docs/SECURITY.md.
+ * What trust costs a publish: `npm run bench:publish-trust -- [options]`.
+ *
+ *   --rounds N   scans of every bundle per configuration; per bundle the fastest counts (default 3)
+ *   --http       also publish through the HTTP stack (DATABASE_URL for PostgreSQL, else an in-memory
+ *                PGlite): 5 KB skills and 30 MiB bundles, publish p50/p95 next to the scan's and the
+ *                signature's share, and the scan time of a crafted worst case
+ *
+ * The scan itself, as a publish runs it (src/scan, no I/O): every bundle of the 248-skill corpus
+ * (../shared/skill-corpus), the shared trust fixtures and this project's fixtures by family
+ * (test/fixtures/trust). For each set: scan time per bundle (median, p95, max) and the CPU time of the
+ * whole set; then the same with each rule group left out (ScanOptions.skip), so the difference is what
+ * that group costs. Figures go to docs/PERFORMANCE.md.
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { buildApp } from '../src/app.js';
 import { writeTarGz } from '../src/bundle/archive-write.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
-import { scanBundle } from '../src/scan/index.js';
+import { RULE_GROUPS, type RuleGroup } from '../src/scan/file-rules.js';
+import { type ScannedFile, scanBundle } from '../src/scan/index.js';
+import { corpusSkills, FIXTURES, folderFiles, OWN_FIXTURES } from './scan-eval.js';
 
 const TOKEN = 'bench-admin-token-0123456789abcdef';
 const MiB = 1024 * 1024;
@@ -17,6 +30,82 @@ const MiB = 1024 * 1024;
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** Every skill folder (holding SKILL.md) below a root. */
+function skillFolders(root: string): string[] {
+  if (!existsSync(root)) return [];
+  const found: string[] = [];
+  const walk = (dir: string) => {
+    if (existsSync(path.join(dir, 'SKILL.md'))) {
+      found.push(dir);
+      return;
+    }
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.isDirectory()) walk(path.join(dir, entry.name));
+    }
+  };
+  walk(root);
+  return found.sort();
+}
+
+interface SetTimes {
+  perBundle: number[];
+  cpuMs: number;
+}
+
+/**
+ * Scans every bundle `rounds` times; per bundle the fastest (what the rules cost, without the
+ * collector's and other processes' pauses), and the CPU time of one pass (the median pass).
+ */
+async function timeSet(
+  bundles: ScannedFile[][],
+  skip: readonly RuleGroup[],
+  rounds: number,
+): Promise<SetTimes> {
+  const times: number[][] = bundles.map(() => []);
+  const cpu: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const before = process.cpuUsage();
+    for (const [at, files] of bundles.entries()) {
+      const started = performance.now();
+      // No budget here: the figures are the rules' cost, not where the budget cuts them off.
+      await scanBundle(files, { skip, budgetMs: 60_000 });
+      times[at]!.push(performance.now() - started);
+    }
+    const used = process.cpuUsage(before);
+    cpu.push((used.user + used.system) / 1000);
+  }
+  return { perBundle: times.map((one) => Math.min(...one)), cpuMs: percentile(cpu, 50) };
+}
+
+async function scanCost(rounds: number) {
+  const sets: [string, ScannedFile[][]][] = [
+    ['corpus (248 skills)', corpusSkills().map(folderFiles)],
+    ['shared trust fixtures', skillFolders(FIXTURES).map(folderFiles)],
+    ['own fixtures (7 families)', skillFolders(OWN_FIXTURES).map(folderFiles)],
+  ];
+  // Warm-up: compile every regular expression and the secretlint rules once.
+  for (const [, bundles] of sets) for (const files of bundles) await scanBundle(files, { budgetMs: 60_000 });
+  console.log('| set | rules | bundles | median ms | p95 ms | max ms | CPU ms (whole set) |');
+  console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: |');
+  const row = (set: string, label: string, count: number, times: SetTimes) =>
+    console.log(
+      `| ${set} | ${label} | ${count} | ${percentile(times.perBundle, 50).toFixed(2)} | ${percentile(times.perBundle, 95).toFixed(2)} | ${Math.max(...times.perBundle).toFixed(1)} | ${times.cpuMs.toFixed(0)} |`,
+    );
+  const groups: [string, RuleGroup[]][] = [
+    ['all', []],
+    ...RULE_GROUPS.map((group): [string, RuleGroup[]] => [`without ${group}`, [group]]),
+    ['none of the groups', [...RULE_GROUPS]],
+  ];
+  for (const [set, bundles] of sets) {
+    const all = await timeSet(bundles, [], rounds);
+    row(set, 'all', bundles.length, all);
+    for (const [label, skip] of groups.slice(1)) {
+      const without = await timeSet(bundles, skip, rounds);
+      row(set, label, bundles.length, without);
+    }
+  }
 }
 
 function skillMd(name: string, bodyBytes: number): string {
@@ -52,7 +141,8 @@ function large(name: string) {
   ];
 }
 
-async function main() {
+/** Publishes through the HTTP stack: what the scan and the signature add to a publish. */
+async function publishCost() {
   const config = loadConfig({
     SKILLREG_ADMIN_TOKEN: TOKEN,
     SKILLREG_SEED_DIR: '',
@@ -122,4 +212,8 @@ async function main() {
   await database.close();
 }
 
-await main();
+const { values } = parseArgs({
+  options: { rounds: { type: 'string', default: '3' }, http: { type: 'boolean', default: false } },
+});
+await scanCost(Number(values.rounds));
+if (values.http) await publishCost();

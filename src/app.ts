@@ -90,7 +90,13 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const { config } = options;
   const ownsDatabase = options.database === undefined;
   const database =
-    options.database ?? (await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir }));
+    options.database ??
+    (await openDatabase({
+      url: config.databaseUrl,
+      readUrl: config.databaseReadUrl,
+      readMaxLagMs: config.databaseReadMaxLagMs,
+      dataDir: config.dataDir,
+    }));
 
   // The HTTP server's listener asks the response cache first (src/cache/response-cache.ts); `app` is
   // assigned before the server can receive a request.

@@ -2,7 +2,9 @@ import { createPrivateKey } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import { type BundleLimits, DEFAULT_LIMITS } from './bundle/types.js';
+import { DEFAULT_READ_MAX_LAG_MS } from './db/read-routing.js';
 import { DEFAULT_NAMESPACE, isValidNamespace } from './domain/scope.js';
+import { GITHUB_ACTIONS_ISSUER } from './domain/trusted-publishing.js';
 import { SCAN_BUDGET_MS, SEVERITIES, type Severity } from './scan/types.js';
 
 /** Environment variables read by the service, with their defaults. README's configuration table mirrors this. */
@@ -60,9 +62,6 @@ function isEd25519PrivateKey(pem: string): boolean {
   }
 }
 
-/** GitHub Actions' OIDC issuer: the one SKILLREG_OIDC_ISSUERS lists when unset. */
-export const GITHUB_ACTIONS_ISSUER = 'https://token.actions.githubusercontent.com';
-
 /** Why an issuer URL is refused, or undefined: https, or plain http only on a loopback host. */
 export function issuerProblem(issuer: string): string | undefined {
   if (!URL.canParse(issuer)) return 'is not a URL; list issuers as https://issuer.example.com';
@@ -76,7 +75,7 @@ export function issuerProblem(issuer: string): string | undefined {
 
 const WHOLE_TOKENS = 'must be a whole number of tokens, such as 4000 (0 lists every skill)';
 
-const envSchema = z.object({
+const envFields = z.object({
   PORT: unsetIfEmpty(z.coerce.number().int().min(0).max(65535).default(3000)),
   HOST: unsetIfEmpty(z.string().min(1).default('127.0.0.1')),
   DATABASE_URL: z
@@ -87,6 +86,19 @@ const envSchema = z.object({
       message:
         'must be a postgres:// or postgresql:// connection URL (leave unset for the embedded database)',
     }),
+  /** A streaming standby of DATABASE_URL that serves reads (src/db/read-routing.ts). */
+  DATABASE_READ_URL: z
+    .string()
+    .optional()
+    .transform((value) => (value === '' ? undefined : value))
+    .refine((value) => value === undefined || /^postgres(ql)?:\/\//.test(value), {
+      message:
+        'must be a postgres:// or postgresql:// connection URL of a streaming standby of DATABASE_URL (leave unset to read from DATABASE_URL)',
+    }),
+  /** How far the standby may trail the primary before reads bypass it. */
+  DATABASE_READ_MAX_LAG_MS: unsetIfEmpty(
+    z.coerce.number().int().min(1).max(3_600_000).default(DEFAULT_READ_MAX_LAG_MS),
+  ),
   SKILLREG_DATA_DIR: unsetIfEmpty(z.string().min(1).default('./.data')),
   SKILLREG_ADMIN_TOKEN: z
     .string()
@@ -204,11 +216,23 @@ const envSchema = z.object({
   ),
 });
 
+const envSchema = envFields.refine((values) => !(values.DATABASE_READ_URL && !values.DATABASE_URL), {
+  path: ['DATABASE_READ_URL'],
+  message:
+    'needs DATABASE_URL: a read replica is a standby of a PostgreSQL primary, and the embedded database has none',
+  // Reported with every other problem, not only once the rest is valid.
+  when: () => true,
+});
+
 export interface Config {
   port: number;
   host: string;
   /** PostgreSQL connection URL; undefined selects the embedded PGlite database under dataDir. */
   databaseUrl?: string;
+  /** A streaming standby of databaseUrl that serves reads (DATABASE_READ_URL); PostgreSQL only. */
+  databaseReadUrl?: string;
+  /** How far the standby may trail the primary, in milliseconds, before reads bypass it. */
+  databaseReadMaxLagMs: number;
   dataDir: string;
   adminToken?: string;
   /** Folder of seed skills loaded at start; undefined disables seeding. */
@@ -285,6 +309,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: values.PORT,
     host: values.HOST,
     databaseUrl: values.DATABASE_URL,
+    ...(values.DATABASE_READ_URL ? { databaseReadUrl: values.DATABASE_READ_URL } : {}),
+    databaseReadMaxLagMs: values.DATABASE_READ_MAX_LAG_MS,
     // memory:// keeps the embedded database in memory (throwaway demos); anything else is a folder.
     dataDir: values.SKILLREG_DATA_DIR.startsWith('memory://')
       ? values.SKILLREG_DATA_DIR
@@ -331,5 +357,5 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 }
 
 function redactIfSecret(variable: string, value: string): string {
-  return /TOKEN|PASSWORD|SECRET|DATABASE_URL/.test(variable) ? '<redacted>' : value;
+  return /TOKEN|PASSWORD|SECRET|DATABASE_(READ_)?URL/.test(variable) ? '<redacted>' : value;
 }

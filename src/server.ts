@@ -2,6 +2,7 @@ import v8 from 'node:v8';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
+import { redactDatabaseUrl } from './db/client.js';
 import { type DataDirLock, DataDirLockedError, describeHolder, lockDataDir } from './db/data-dir-lock.js';
 import { DEFAULT_NAMESPACE } from './domain/scope.js';
 import { isEntryPoint } from './process/entry-point.js';
@@ -135,6 +136,7 @@ async function announce(app: FastifyInstance, config: Config): Promise<void> {
     },
     `skill-registry ready at ${base}: console ${base}/ui, API docs ${base}/docs`,
   );
+  announceReadReplica(app, config);
   if (config.adminToken) return;
   const writers = await app.registry.tokens.writers().catch(() => []);
   if (writers.length > 0) return;
@@ -143,6 +145,29 @@ async function announce(app: FastifyInstance, config: Config): Promise<void> {
       'Set SKILLREG_ADMIN_TOKEN to a secret of 16 characters or more (openssl rand -hex 32) and restart, ' +
       'then create publish tokens with it',
   );
+}
+
+/** The standby of DATABASE_READ_URL: that it is in use, and whenever it stops or starts serving reads. */
+function announceReadReplica(app: FastifyInstance, config: Config): void {
+  const replica = app.registry.database.readReplica;
+  if (!config.databaseReadUrl || !replica) return;
+  const url = redactDatabaseUrl(config.databaseReadUrl);
+  app.log.info({ readReplica: url }, `read replica in use: ${url}`);
+  const { standbyUp, standbyProblem } = replica.stats();
+  if (!standbyUp) {
+    app.log.warn(
+      { readReplica: url, problem: standbyProblem },
+      `read replica: not serving reads yet (${standbyProblem}); reads go to the primary until it does`,
+    );
+  }
+  replica.onAvailability((up, error) => {
+    if (up) app.log.info({ readReplica: url }, 'read replica: the standby serves reads again');
+    else
+      app.log.warn(
+        { readReplica: url, err: error },
+        'read replica: the standby is unavailable; reads go to the primary',
+      );
+  });
 }
 
 /**

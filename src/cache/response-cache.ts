@@ -76,8 +76,18 @@ const PER_REQUEST = new Set([
   'ratelimit-reset',
   'www-authenticate',
 ]);
-/** What a 304 repeats of the 200 (RFC 9110 15.4.5): validators and caching directives. */
-const KEPT_ON_304 = new Set(['etag', 'cache-control', 'vary', 'expires', 'content-location']);
+/**
+ * What a 304 repeats of the 200 (RFC 9110 15.4.5): validators and caching directives, nginx's own
+ * included (src/http/caching.ts), so a 304 is the same whether a route or this cache answers it.
+ */
+const KEPT_ON_304 = new Set([
+  'etag',
+  'x-accel-expires',
+  'cache-control',
+  'vary',
+  'expires',
+  'content-location',
+]);
 
 /** Where answers from this cache are counted: the same request metrics Fastify's hooks record. */
 export interface AnswerRecorder {

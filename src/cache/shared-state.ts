@@ -50,7 +50,10 @@ export async function acquireSharedState(
 ): Promise<SharedState> {
   let hub = hubs.get(database);
   if (!hub) {
-    const state = new CatalogueState(readState);
+    // With a read replica the revision is read on the primary, and the standby serves later reads only
+    // once it has replayed what that read saw (src/db/read-routing.ts).
+    const replica = database.readReplica;
+    const state = new CatalogueState(replica ? () => replica.onPrimary(readState) : readState);
     const created: Hub = { state, users: 0, opening: Promise.resolve() };
     created.opening = open(created, database, options);
     hubs.set(database, created);
@@ -100,7 +103,11 @@ async function open(
   hub.feed = new ChangeFeed(
     database.url,
     {
-      onMessage: (message) => applyMessage(state, message),
+      onMessage: (message) => {
+        // First: reads started once the state has moved must not be served by a standby behind it.
+        database.readReplica?.sawCommit();
+        applyMessage(state, message);
+      },
       resync: async () => {
         await state.resync();
       },

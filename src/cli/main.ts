@@ -8,6 +8,7 @@ import { registerPullCommand } from './commands/pull.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerSyncCommand } from './commands/sync.js';
 import { registerTokenCommands } from './commands/token.js';
+import { registerTrustedPublisherCommands } from './commands/trusted-publisher.js';
 import { registerValidateCommand } from './commands/validate.js';
 import { registerVerifyCommand } from './commands/verify.js';
 import { registerVersionCommands } from './commands/versions.js';
@@ -79,6 +80,7 @@ export function buildCli(output: Output): Command {
   registerViewCommands(program, context);
   registerVerifyCommand(program, context);
   registerTokenCommands(program, context);
+  registerTrustedPublisherCommands(program, context);
   return program;
 }
 

@@ -9,6 +9,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.js';
+import { DEFAULT_READ_MAX_LAG_MS, type ReadReplica, ReadRouter } from './read-routing.js';
 import * as schema from './schema.js';
 
 /** The drizzle handle both drivers share; repositories only ever see this type. */
@@ -22,7 +23,12 @@ export interface Database {
    * LISTEN for other replicas' writes. PGlite has no URL: every writer is in this process.
    */
   url?: string;
-  /** Throws when the database does not answer; used by /readyz. */
+  /**
+   * PostgreSQL with DATABASE_READ_URL: the streaming standby that serves reads (src/db/read-routing.ts).
+   * The change feed tells it of other replicas' commits and reads the catalogue revision through it.
+   */
+  readReplica?: ReadReplica;
+  /** Throws when the primary does not answer; used by /readyz (a down standby is bypassed, not fatal). */
   ping(): Promise<void>;
   /** Applies pending migrations under a cluster-wide advisory lock. */
   migrate(): Promise<void>;
@@ -32,6 +38,10 @@ export interface Database {
 export interface DatabaseOptions {
   /** postgres:// URL; when absent the embedded PGlite is used. */
   url?: string;
+  /** postgres:// URL of a streaming standby of `url` that serves reads (DATABASE_READ_URL). */
+  readUrl?: string;
+  /** How far the standby may trail the primary, in milliseconds, before reads bypass it. */
+  readMaxLagMs?: number;
   /** PGlite data folder; `memory://` keeps it in memory (tests). */
   dataDir?: string;
   /** Largest number of pooled PostgreSQL connections. */
@@ -52,9 +62,20 @@ export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations', impor
 const MIGRATION_LOCK_KEY = 7_349_112_001;
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  if (options.readUrl && !options.url) {
+    throw new Error('a read replica (DATABASE_READ_URL) needs a PostgreSQL primary (DATABASE_URL)');
+  }
   return options.url
-    ? openPostgres(options.url, options.poolSize ?? 10)
+    ? openPostgres(options.url, options.poolSize ?? 10, options.readUrl, options.readMaxLagMs)
     : openPglite(options.dataDir ?? 'memory://', options.loadDataDir);
+}
+
+/** The URL without its password, for logs. */
+export function redactDatabaseUrl(url: string): string {
+  if (!URL.canParse(url)) return '<unparseable URL>';
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = 'redacted';
+  return parsed.toString();
 }
 
 /**
@@ -62,16 +83,18 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
  * once (ECONNREFUSED); this bounds the case of a host that no longer answers at all.
  */
 const CONNECT_TIMEOUT_MS = 5_000;
+/** The standby's: a read waiting for it would rather go to the primary soon. */
+const STANDBY_CONNECT_TIMEOUT_MS = 2_000;
 /** /readyz: longest wait for `select 1` on a connection that is open but may be dead. */
 const PING_TIMEOUT_MS = 2_000;
 /** pg reads a per-query `query_timeout` (lib/client.js), which @types/pg does not declare. */
 const PING_QUERY = { text: 'select 1', query_timeout: PING_TIMEOUT_MS };
 
-async function openPostgres(url: string, poolSize: number): Promise<Database> {
+function openPool(url: string, poolSize: number, connectTimeoutMs: number): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    connectionTimeoutMillis: connectTimeoutMs,
     // TCP keepalive notices a peer that vanished without closing the connection (host or network gone).
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
@@ -82,12 +105,27 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   pool.on('connect', (client) => {
     client.on('error', () => {});
   });
-  releaseDeadClients(pool);
+  return pool;
+}
+
+async function openPostgres(
+  url: string,
+  poolSize: number,
+  readUrl?: string,
+  readMaxLagMs = DEFAULT_READ_MAX_LAG_MS,
+): Promise<Database> {
+  const pool = openPool(url, poolSize, CONNECT_TIMEOUT_MS);
+  const standby = readUrl ? openPool(readUrl, poolSize, STANDBY_CONNECT_TIMEOUT_MS) : undefined;
+  if (standby) releaseDeadClients(standby);
+  const router = standby && new ReadRouter(pool, standby, { maxLagMs: readMaxLagMs });
+  releaseDeadClients(pool, router && ((client) => router.released(client)));
+  await router?.start();
   const db = drizzleNodePg({ client: pool, schema }) as unknown as Db;
   return {
     db,
     kind: 'postgres',
     url,
+    ...(router ? { readReplica: router } : {}),
     async ping() {
       const client = await pool.connect();
       try {
@@ -112,10 +150,13 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
         }
       } finally {
         await client.end();
+        // Committed on a connection of its own: later reads must see the migrated schema.
+        router?.sawCommit();
       }
     },
     async close() {
-      await pool.end();
+      router?.close();
+      await Promise.all([pool.end(), standby?.end()]);
     },
   };
 }
@@ -132,9 +173,10 @@ type ConnectCallback = (
  * release by its holder is ignored. Without this a checked-out client whose connection dies crashes
  * the process (an 'error' event nobody listens to), and one whose BEGIN fails leaks: drizzle's
  * transaction() sends BEGIN before its try/finally, so nothing releases it. A few outages later the
- * pool would be exhausted for good and the service would never recover.
+ * pool would be exhausted for good and the service would never recover. `onRelease` runs after
+ * each release (the read router learns of writes there, before the caller goes on).
  */
-function releaseDeadClients(pool: pg.Pool): void {
+function releaseDeadClients(pool: pg.Pool, onRelease?: (client: pg.PoolClient) => void): void {
   const connect = pool.connect.bind(pool) as (
     callback?: ConnectCallback,
   ) => Promise<pg.PoolClient> | undefined;
@@ -147,6 +189,7 @@ function releaseDeadClients(pool: pg.Pool): void {
       released = true;
       client.removeListener('error', onError);
       release(error);
+      onRelease?.(client);
     };
     client.on('error', onError);
     return client;

@@ -3,7 +3,7 @@ import { ifNoneMatchMatches } from '../cache/etags.js';
 import { clientKey } from '../requests/client-key.js';
 import { USAGE_HEADER } from '../requests/usage-header.js';
 import type { Answer } from '../services/answers.js';
-import { IMMUTABLE, REVALIDATE } from './caching.js';
+import { IMMUTABLE, REVALIDATE, setCacheControl } from './caching.js';
 import { keepResponse } from './plugins/response-cache.js';
 
 /**
@@ -20,10 +20,10 @@ export async function sendAnswer(
   if (ifNoneMatchMatches(request.headers['if-none-match'], answer.etag)) {
     // The validators alone are kept too: a client that only revalidates never asks for a 200 again.
     if (answer.validity) keepResponse(request, { validity: answer.validity });
-    return reply.header('etag', answer.etag).header('cache-control', cacheControl).code(304).send();
+    return setCacheControl(reply.header('etag', answer.etag), cacheControl).code(304).send();
   }
   const { payload, headers } = await answer.body();
-  reply.header('etag', answer.etag).header('cache-control', cacheControl);
+  setCacheControl(reply.header('etag', answer.etag), cacheControl);
   if (headers) for (const name in headers) reply.header(name, headers[name]!);
   if (answer.validity) {
     keepResponse(

@@ -1,16 +1,11 @@
 import { binaryFindings } from './binaries.js';
-import { isMarkdown, type Line, linesOf } from './lines.js';
+import { type RuleGroup, signalsOf, textFindings } from './file-rules.js';
+import { LineText, linesOf } from './lines.js';
 import { decodeAndRun, payloadsOf } from './payloads.js';
+import { bundleFindings, type FileSignals } from './rules/intent.js';
+import { FileView } from './rules/literals.js';
 import { secretFindings } from './secrets.js';
-import {
-  ANY_COMMAND,
-  CREDENTIAL_READ,
-  EXFIL_HOST,
-  INJECTION,
-  lineFindings,
-  OUTBOUND,
-  RAW_IP_URL,
-} from './text-rules.js';
+import { lineFindings } from './text-rules.js';
 import {
   type Finding,
   SCAN_BUDGET_MS,
@@ -20,7 +15,6 @@ import {
   severityRank,
   verdictOf,
 } from './types.js';
-import { hiddenUnicode, preview } from './unicode.js';
 
 /**
  * The publish-time scan of one bundle: every file, every rule family of the contract, findings with
@@ -30,7 +24,7 @@ import { hiddenUnicode, preview } from './unicode.js';
  */
 
 /** Changes whenever a rule changes: stored with every verdict, so a rescan can tell what is stale. */
-export const RULES_VERSION = '2026.12.01';
+export const RULES_VERSION = '2026.12.03';
 
 /** Bytes of one text file the rules read. */
 export const MAX_TEXT_BYTES = 2 * 1024 * 1024;
@@ -46,14 +40,38 @@ export interface ScanOptions {
    * a `scan/incomplete` finding (high) says so: padding a bundle never lets the rest through unread.
    */
   budgetMs?: number;
+  /** Rule groups left out: only for measuring what each costs (bench/publish-trust.ts). */
+  skip?: readonly RuleGroup[];
 }
 
 /** Texts at least this large have their scan time predicted from the slowest large text before them. */
 const PREDICTED_TEXT_BYTES = 256 * 1024;
 
-/** Text, or undefined for a binary file (a NUL byte near the start, or not UTF-8). */
-function textOf(bytes: Uint8Array): string | undefined {
+/** Share of bytes that are printable ASCII or whitespace (text in a single-byte encoding is mostly). */
+function printable(bytes: Uint8Array): number {
+  let count = 0;
+  for (const byte of bytes)
+    if ((byte >= 0x20 && byte < 0x7f) || byte === 0x09 || byte === 0x0a || byte === 0x0d) count++;
+  return bytes.length === 0 ? 1 : count / bytes.length;
+}
+
+/**
+ * Text, or undefined for a binary file. UTF-8 first; UTF-16 (with a byte-order mark, or ASCII with a
+ * NUL after every byte: how Windows tools save scripts); and a file that is mostly printable but not
+ * valid UTF-8 is read as Latin-1, so one stray byte cannot turn a script into "binary" and skip it.
+ */
+export function textOf(bytes: Uint8Array): string | undefined {
   const head = bytes.subarray(0, 8192);
+  const bom =
+    head[0] === 0xff && head[1] === 0xfe
+      ? 'utf-16le'
+      : head[0] === 0xfe && head[1] === 0xff
+        ? 'utf-16be'
+        : undefined;
+  if (bom || utf16Ascii(head)) {
+    const encoding = bom ?? (head[1] === 0 ? 'utf-16le' : 'utf-16be');
+    return new TextDecoder(encoding).decode(bytes.subarray(0, MAX_TEXT_BYTES * 2));
+  }
   if (head.includes(0)) return undefined;
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, MAX_TEXT_BYTES));
@@ -61,15 +79,33 @@ function textOf(bytes: Uint8Array): string | undefined {
     // A cut in the middle of a character at the limit is not binary.
     if (bytes.length > MAX_TEXT_BYTES)
       return new TextDecoder('utf-8').decode(bytes.subarray(0, MAX_TEXT_BYTES));
-    return undefined;
+    return printable(head) >= 0.9
+      ? new TextDecoder('latin1').decode(bytes.subarray(0, MAX_TEXT_BYTES))
+      : undefined;
   }
 }
 
-interface FileSignals {
-  path: string;
-  credential?: Line;
-  outbound?: Line;
-  exfilHost?: Line;
+/** ASCII text saved as UTF-16 without a byte-order mark: every other byte NUL, the rest printable. */
+function utf16Ascii(head: Uint8Array): boolean {
+  if (head.length < 16 || !head.includes(0)) return false;
+  const length = Math.min(head.length, 512) & ~1;
+  let zeroOdd = 0;
+  let zeroEven = 0;
+  let textOdd = 0;
+  let textEven = 0;
+  for (let at = 0; at < length; at++) {
+    const byte = head[at]!;
+    const text = (byte >= 0x20 && byte < 0x7f) || byte === 0x09 || byte === 0x0a || byte === 0x0d;
+    if (at % 2 === 1) {
+      if (byte === 0) zeroOdd++;
+      else if (text) textOdd++;
+    } else if (byte === 0) zeroEven++;
+    else if (text) textEven++;
+  }
+  const half = length / 2;
+  return (
+    (zeroOdd > 0.95 * half && textEven > 0.95 * half) || (zeroEven > 0.95 * half && textOdd > 0.95 * half)
+  );
 }
 
 export async function scanBundle(
@@ -78,6 +114,8 @@ export async function scanBundle(
 ): Promise<ScanResult> {
   const findings: Finding[] = [];
   const signals: FileSignals[] = [];
+  const skip = new Set(options.skip ?? []);
+  const intent = !skip.has('intent');
   const deadline = performance.now() + (options.budgetMs ?? SCAN_BUDGET_MS);
   // The slowest text seen so far, per byte: a file predicted to end past the deadline is not started,
   // so the budget bounds the whole scan rather than the moment the last file starts.
@@ -103,10 +141,17 @@ export async function scanBundle(
       continue;
     }
     const lines = linesOf(file.path, text);
-    findings.push(...textFindings(file.path, text, lines));
+    const all = new LineText(lines);
+    const view = new FileView(file.path, lines);
+    // Bulk data (a large JSON, CSV or YAML file) is not text a person or a model is told to follow:
+    // the rules about prose and instructions to the user are left out there, the rest run.
+    const bulk =
+      text.length >= PREDICTED_TEXT_BYTES && /\.(?:jsonl?|ndjson|csv|tsv|ya?ml|xml)$/i.test(file.path);
+    const fileSkip = bulk ? new Set([...skip, 'prerequisites' as const, 'intent' as const]) : skip;
+    findings.push(...textFindings(file.path, text, all, view, fileSkip));
     const payloads = ENCODED_RUN.test(text) ? payloadsOf(lines) : [];
     findings.push(...decodeAndRun(file.path, lines, payloads));
-    const fileSignals = signalsOf(file.path, lines, text);
+    const fileSignals = signalsOf(file.path, all, skip.has('literals') ? undefined : view, intent && !bulk);
     // What an encoded payload says counts where it sits (the line of the encoded text).
     for (const payload of payloads) {
       const decoded = linesOf(`${file.path}#decoded`, payload.text).map((line) => ({
@@ -117,25 +162,36 @@ export async function scanBundle(
       }));
       for (const line of decoded) {
         for (const finding of lineFindings(file.path, line)) {
-          findings.push({
-            ...finding,
-            rule: finding.rule,
-            detail: `in ${payload.encoding}-encoded text: ${finding.detail}`,
-          });
+          findings.push({ ...finding, detail: `in ${payload.encoding}-encoded text: ${finding.detail}` });
         }
       }
-      const inner = signalsOf(file.path, decoded);
+      const inner = signalsOf(file.path, new LineText(decoded), undefined, intent);
       fileSignals.credential ??= inner.credential;
       fileSignals.outbound ??= inner.outbound;
       fileSignals.exfilHost ??= inner.exfilHost;
+      fileSignals.concealment ??= inner.concealment;
     }
     signals.push(fileSignals);
-    if (text.length <= MAX_SECRET_BYTES) findings.push(...(await secretFindings(file.path, text)));
+    if (text.length <= MAX_SECRET_BYTES) {
+      findings.push(...(await secretFindings(file.path, text, !skip.has('provider-secrets'))));
+    }
     if (text.length >= PREDICTED_TEXT_BYTES) {
       msPerTextByte = Math.max(msPerTextByte, (performance.now() - started) / text.length);
     }
   }
-  findings.push(...exfiltration(signals));
+  findings.push(
+    ...bundleFindings(
+      intent
+        ? signals
+        : signals.map(({ path, credential, outbound, exfilHost }) => ({
+            path,
+            credential,
+            outbound,
+            exfilHost,
+          })),
+      findings,
+    ),
+  );
   const kept = dedupe(findings)
     .sort(
       (a, b) =>
@@ -151,112 +207,6 @@ export async function scanBundle(
 // Each alternative starts only where a run starts (the lookbehind), so a long word is tried once.
 const ENCODED_RUN =
   /(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{80}|(?<![0-9a-fA-F])[0-9a-fA-F]{64}|(?:\\x[0-9a-fA-F]{2}){32}/;
-/** Any character the hidden-Unicode rules look at, anywhere in the file. */
-const INVISIBLE = /[\u200b-\u200d\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069]|[\u{e0000}-\u{e007f}]/u;
-
-/** Hidden characters, command rules and hidden instructions of one text file. */
-function textFindings(path: string, text: string, lines: readonly Line[]): Finding[] {
-  const findings: Finding[] = [];
-  const raw = INVISIBLE.test(text) ? text.split(/\r?\n/) : [];
-  for (let at = 0; at < raw.length; at++) {
-    const hidden = hiddenUnicode(path, at + 1, raw[at]!);
-    findings.push(...hidden.findings);
-    if (hidden.tagText && INJECTION.test(hidden.tagText)) {
-      findings.push({
-        rule: 'hidden-instructions/invisible-text',
-        severity: 'critical',
-        path,
-        line: at + 1,
-        detail: `invisible tag characters tell the model: "${preview(hidden.tagText)}". Remove them`,
-      });
-    }
-  }
-  // One test of the whole file first: most files name no command any rule looks for.
-  const commands = ANY_COMMAND.test(text);
-  for (const [at, line] of lines.entries()) {
-    if (commands) {
-      const before = lines.slice(Math.max(0, at - 2), at).map((one) => one.text);
-      findings.push(...lineFindings(path, line, before));
-    }
-    if (line.hidden && INJECTION.test(line.text)) {
-      findings.push({
-        rule: 'hidden-instructions/hidden-text',
-        severity: 'critical',
-        path,
-        line: line.number,
-        detail: `text a reader does not see (an HTML comment or hidden element) tells the model to set aside its instructions or the user, or to hide what it does: "${preview(line.text)}". Put instructions in visible text, or remove them`,
-      });
-    }
-  }
-  return findings;
-}
-
-function signalsOf(path: string, lines: readonly Line[], text?: string): FileSignals {
-  const signals: FileSignals = { path };
-  // In documentation only code counts: prose mentions `.env` and POST requests all the time.
-  const prose = isMarkdown(path);
-  // Elsewhere, one test of the whole file for each signal first: most files hold none.
-  const whole = prose ? undefined : text;
-  const credential = whole === undefined || CREDENTIAL_READ.test(whole);
-  const raw = whole === undefined || RAW_IP_URL.test(whole);
-  const outbound = raw || OUTBOUND.test(whole!);
-  const exfil = raw || EXFIL_HOST.test(whole!);
-  if (!credential && !outbound && !exfil) return signals;
-  for (const line of lines) {
-    if (line.fenced && line.warned) continue;
-    if (prose && !line.fenced) continue;
-    if (credential && !signals.credential && CREDENTIAL_READ.test(line.text)) signals.credential = line;
-    if (outbound && !signals.outbound && (OUTBOUND.test(line.text) || RAW_IP_URL.test(line.text))) {
-      signals.outbound = line;
-    }
-    if (exfil && !signals.exfilHost && (EXFIL_HOST.test(line.text) || RAW_IP_URL.test(line.text))) {
-      signals.exfilHost = line;
-    }
-  }
-  return signals;
-}
-
-/** Reading credentials and sending data out: in one file, or to a receiving host from another file. */
-function exfiltration(signals: readonly FileSignals[]): Finding[] {
-  const findings: Finding[] = [];
-  const reading = signals.filter((one) => one.credential);
-  for (const one of reading) {
-    const send = one.exfilHost ?? one.outbound;
-    if (!send) continue;
-    findings.push({
-      rule: 'credential-exfiltration/read-and-send',
-      severity: 'critical',
-      path: one.path,
-      line: send.number,
-      detail: `reads credentials (line ${one.credential!.number}: \`${preview(one.credential!.text, 60)}\`) and sends data out (\`${preview(send.text, 60)}\`): a credential stealer. A skill must never move secrets off the machine`,
-    });
-  }
-  if (findings.length === 0 && reading.length > 0) {
-    const receiver = signals.find((one) => one.exfilHost);
-    if (receiver) {
-      findings.push({
-        rule: 'credential-exfiltration/across-files',
-        severity: 'high',
-        path: receiver.path,
-        line: receiver.exfilHost!.number,
-        detail: `sends to a host that only receives data (\`${preview(receiver.exfilHost!.text, 60)}\`) while ${reading[0]!.path} reads credentials (line ${reading[0]!.credential!.number}). Remove both`,
-      });
-    }
-  }
-  for (const one of signals) {
-    if (one.exfilHost && !one.credential && findings.every((finding) => finding.path !== one.path)) {
-      findings.push({
-        rule: 'credential-exfiltration/receiving-host',
-        severity: 'medium',
-        path: one.path,
-        line: one.exfilHost.number,
-        detail: `sends to a request-capture, paste, tunnel or raw-IP host (\`${preview(one.exfilHost.text, 60)}\`): such hosts are how stolen data leaves. Use the service's own API host`,
-      });
-    }
-  }
-  return findings;
-}
-
 function dedupe(findings: readonly Finding[]): Finding[] {
   const seen = new Set<string>();
   return findings.filter((finding) => {

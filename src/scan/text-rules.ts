@@ -1,13 +1,16 @@
 import type { Line } from './lines.js';
+import { POWERSHELL_WIPE } from './rules/destructive.js';
+import { type FileView, isConfigPath } from './rules/literals.js';
 import type { Finding, Severity } from './types.js';
 import { preview } from './unicode.js';
 
 /**
- * The line rules: download-and-execute, destructive commands and persistence, fake prerequisites,
- * credential reads and outbound sends (combined per file and per bundle in scanner.ts), and
- * instructions to the model in text a reader does not see. Each is a pattern with a severity and the
- * detail a publisher reads; inside a Markdown code block that the text around it warns against, the
- * command ones drop to low (security teaching quotes attacks).
+ * The line rules: download-and-execute, destructive commands and persistence, downloads that are
+ * then run, and instructions to the model in text a reader does not see. Each is a pattern with a
+ * severity and the detail a publisher reads. The command ones drop to low where they are quoted
+ * rather than meant: in a Markdown code block the text around it warns against, in prose that says
+ * the command is blocked or detected, and in code or config that holds them as data (rules/literals.ts).
+ * Code in other languages, prose prerequisites and credential signals live in rules/.
  */
 export interface LineRule {
   id: string;
@@ -35,6 +38,22 @@ function startupLine(text: string): Severity | undefined {
   return 'high';
 }
 
+/**
+ * A Run key named is not a Run key written: forensics and audits read them (`reg query`, Volatility's
+ * printkey). Only the Run-key path needs a write beside it; tasks, services and startup items are
+ * created by the commands that name them.
+ */
+function writesRunKey(text: string): Severity | undefined {
+  if (!/CurrentVersion[\\/]+Run/i.test(text)) return 'high';
+  if (
+    /\b(?:reg(?:\.exe)?\s+add|New-ItemProperty|Set-ItemProperty|New-Item|SetValue\w*|CreateKey\w*|RegSetValue\w*|KEY_SET_VALUE|KEY_WRITE|KEY_ALL_ACCESS)\b/i.test(
+      text,
+    )
+  )
+    return 'high';
+  return undefined;
+}
+
 /** A downloaded file that the same line (or, for prose, the lines just before) then runs. */
 function runsDownload(text: string, context: readonly string[]): Severity | undefined {
   const saved = /(?:\s-o|\s-O|--output(?:-document)?|-OutFile)[=\s]+["']?([^\s"';&|]+)/i.exec(text)?.[1];
@@ -58,14 +77,6 @@ function runsDownload(text: string, context: readonly string[]): Severity | unde
 function isCodePath(path: string): boolean {
   return /\.(?:sh|bash|zsh|ps1|psm1|bat|cmd|py|js|mjs|cjs|ts|rb|pl|php|lua|go)$/i.test(path);
 }
-
-/** Hosts whose only use in a skill is to receive data or serve throwaway files. */
-export const EXFIL_HOST =
-  /\b(?:webhook\.site|requestbin\.\w+|[\w-]+\.requestcatcher\.com|[\w-]+\.pipedream\.net|[\w-]+\.ngrok(?:-free)?\.(?:io|app|dev)|[\w-]+\.trycloudflare\.com|serveo\.net|[\w-]+\.loca\.lt|pastebin\.com|paste\.ee|hastebin\.\w+|transfer\.sh|file\.io|0x0\.st|temp\.sh|discord(?:app)?\.com\/api\/webhooks|api\.telegram\.org\/bot|[\w-]+\.burpcollaborator\.net|[\w-]+\.oast\.\w+|interact\.sh|[\w-]+\.beeceptor\.com|hookbin\.com)\b/i;
-
-/** A URL to a raw IPv4 address that is not loopback or private (a host with no name to vouch for it). */
-export const RAW_IP_URL =
-  /\b(?:https?|ftp):\/\/(?!(?:127\.|10\.|0\.0\.0\.0|192\.168\.|172\.(?:1[6-9]|2\d|3[01])\.|169\.254\.))\d{1,3}(?:\.\d{1,3}){3}\b/i;
 
 const SHELL = String.raw`(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|da|k|fi)?sh|python[23]?|node|perl|ruby|php`;
 const FETCH = String.raw`(?:curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod)\b`;
@@ -109,6 +120,23 @@ export const LINE_RULES: readonly LineRule[] = [
     teachable: true,
   },
   {
+    id: 'destructive-or-persistence/wipe',
+    severity: 'critical',
+    pattern: POWERSHELL_WIPE,
+    detail:
+      "deletes the user's profile or a whole drive (Remove-Item -Recurse, rd /s). A skill must never do this; confine clean-ups to the files it created",
+    teachable: true,
+  },
+  {
+    id: 'destructive-or-persistence/delete-backups',
+    severity: 'critical',
+    pattern:
+      /\bvssadmin(?:\.exe)?\s+delete\s+shadows\b|\bwbadmin(?:\.exe)?\s+delete\s+(?:catalog|backup|systemstatebackup)\b|\bbcdedit(?:\.exe)?\s+\/set\b[^\n]*\brecoveryenabled\s+no\b|\bGet-WmiObject\s+Win32_ShadowCopy\b[^\n]*\bDelete\(|\bcipher(?:\.exe)?\s+\/w:/i,
+    detail:
+      'deletes shadow copies, backups or recovery settings: what ransomware does before it encrypts. A skill never needs this',
+    teachable: true,
+  },
+  {
     id: 'destructive-or-persistence/disk-write',
     severity: 'medium',
     pattern: /\bmkfs(?:\.\w+)?\s+\/dev\/|\bdd\s+[^\n]*\bof=\/dev\/(?:sd|nvme|hd|disk|mmcblk)/i,
@@ -120,7 +148,7 @@ export const LINE_RULES: readonly LineRule[] = [
     id: 'destructive-or-persistence/crontab',
     severity: 'high',
     pattern:
-      /\bcrontab\s+(?:-[a-z]\s+)*-\s*(?:$|["'<|)])|\|\s*crontab\b|\bcrontab\s+\S+\.(?:txt|cron)\b|>+\s*\/etc\/cron|\/etc\/cron\.\w+\/|\/var\/spool\/cron\//i,
+      /\bcrontab\s+(?:-[a-z]\s+)*-\s*(?:$|["'<|)])|\|\s*crontab\b|\bcrontab\s+\S+\.(?:txt|cron)\b|["']crontab["']\s*,\s*\[?\s*["']-["']|>+\s*\/etc\/cron|\/etc\/cron\.\w+\/|\/var\/spool\/cron\//i,
     detail:
       'installs a cron job: something keeps running after the task is done, unseen. A skill should not schedule anything; tell the user what to schedule instead',
     teachable: true,
@@ -139,7 +167,7 @@ export const LINE_RULES: readonly LineRule[] = [
     id: 'destructive-or-persistence/launch-agent',
     severity: 'high',
     pattern:
-      /Library\/Launch(?:Agents|Daemons)\/[^\s"']*\.plist|\blaunchctl\s+(?:load|bootstrap|submit)\b|\bsystemctl\s+(?:--user\s+)?enable\b[^\n]*(?:--now)?|\/etc\/systemd\/system\/[^\s]+\.service|\/etc\/rc\.local\b/i,
+      /Library\/Launch(?:Agents|Daemons)\/[^\s"']*\.plist|\blaunchctl["']?(?:\s+|\s*,\s*["'])(?:load|bootstrap|submit)\b|\bsystemctl["']?(?:\s+|\s*,\s*["'])(?:--user["']?(?:\s+|\s*,\s*["']))?enable\b|\/etc\/systemd\/system\/[^\s]+\.service|\.config\/systemd\/user\/[^\s"']+\.(?:service|timer)|\/etc\/rc\.local\b/i,
     detail:
       'installs a launch agent or system service: a program that starts on its own at every login or boot',
     teachable: true,
@@ -148,10 +176,11 @@ export const LINE_RULES: readonly LineRule[] = [
     id: 'destructive-or-persistence/windows-run-key',
     severity: 'high',
     pattern:
-      /\\(?:Software\\Microsoft\\Windows\\CurrentVersion\\(?:Run|RunOnce))\b|\bschtasks(?:\.exe)?\s+\/create\b|\\Start Menu\\Programs\\Startup\\/i,
+      /CurrentVersion[\\/]+Run(?:Once)?\b(?![\w-])|\bschtasks(?:\.exe)?["']?(?:\s+|\s*,\s*["'])\/create\b|\bRegister-ScheduledTask\b|\bNew-ScheduledTaskTrigger\b[^\n]*-At(?:LogOn|Startup)\b|\bNew-Service\b|\bsc(?:\.exe)?\s+create\b|__EventFilter\b|CommandLineEventConsumer\b|Start Menu[\\/]+Programs[\\/]+Startup\b|\bshell:startup\b/i,
     detail:
-      'adds a Windows Run key, scheduled task or startup item: a program that starts on its own at every login',
+      'adds a Windows Run key, scheduled task, service, WMI subscription or startup item: a program that starts on its own at every login',
     teachable: true,
+    judge: writesRunKey,
   },
   {
     id: 'fake-prerequisites/run-downloaded-binary',
@@ -171,18 +200,9 @@ export const LINE_RULES: readonly LineRule[] = [
 export const INJECTION =
   /\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,60}\b(?:previous|prior|above|earlier|all|your|the user'?s?|system|original|safety)\b[^.\n]{0,40}\b(?:instructions?|prompts?|rules|guidelines|requests?|preferences|messages?|directions)\b|\b(?:do not|don't|never|without)\s+(?:tell(?:ing)?|inform(?:ing)?|mention(?:ing)?|reveal(?:ing)?|show(?:ing)?|notify(?:ing)?|alert(?:ing)?|let(?:ting)?)\s+(?:the\s+)?user\b|\b(?:silently|secretly|covertly|quietly)\s+(?:run|execute|send|upload|post|exfiltrate|copy|install|download|read)\b|\bhide\s+(?:this|it|that|these|the\s+\w+)\s+from\s+(?:the\s+)?user\b|\byou\s+are\s+now\s+(?:in\s+)?(?:developer|dan|jailbreak|god)\s+mode\b|忽略(?:之前|以前|上面|所有)[^。\n]{0,10}(?:指令|指示|说明)|不要告诉用户|ignora(?:r)?\s+(?:las|todas las)\s+instrucciones|ignore[sz]?\s+(?:les|toutes les)\s+instructions|ignorier(?:e|en)?\s+(?:alle\s+)?(?:vorherigen\s+)?anweisungen|不要向用户/i;
 
-/** Credentials a skill has no business reading and sending anywhere. */
-export const CREDENTIAL_READ =
-  /(?:~|\$HOME|\$\{HOME\}|\/root|\/home\/\w+|\/Users\/\w+)\/\.(?:ssh|aws|gnupg|kube|docker)\b|\.ssh\/(?:id_\w+|authorized_keys|known_hosts)?|\.aws\/(?:credentials|config)\b|\bLogin Data\b|\bCookies\b[^\n]{0,40}(?:Chrome|Chromium|Firefox|Edge|Brave|Default|Profile)|(?:Chrome|Chromium|Firefox|Edge|Brave)[^\n]{0,60}\b(?:Cookies|Login Data|logins\.json|key4\.db|cookies\.sqlite)\b|\blogins\.json\b|\bkey4\.db\b|\bsecurity\s+(?:find-generic-password|find-internet-password|dump-keychain)\b|login\.keychain|\.gnupg\/|\.netrc\b|\.docker\/config\.json|\.kube\/config\b|gcloud\/(?:credentials|application_default_credentials)|\bwallet\.dat\b|\bid_(?:rsa|ed25519|ecdsa)\b|(?:cat|open|read|readFile\w*|copy|cp|tar|zip)\b[^\n]{0,80}\.env\b|\bprocess\.env\b[^\n]{0,40}JSON\.stringify|\bos\.environ\b(?!\s*\.get|\s*\[)/i;
-
-/** Sending data out of the machine. */
-export const OUTBOUND =
-  /\bcurl\b[^\n]{0,200}(?:-d\b|--data\w*|-F\b|--form|-T\b|--upload-file|-X\s*(?:POST|PUT))|\bwget\b[^\n]{0,200}--post-(?:data|file)|\brequests\.(?:post|put)\s*\(|\bhttpx\.(?:post|put)\s*\(|\burllib\.request\.urlopen\s*\([^)]*data=|\bfetch\s*\([^)]*method\s*:\s*["'](?:POST|PUT)|\baxios\.(?:post|put)\s*\(|\bInvoke-(?:WebRequest|RestMethod)\b[^\n]{0,200}-Method\s+(?:Post|Put)|\bnc\s+(?:-\w+\s+)*\d{1,3}(?:\.\d{1,3}){3}\s+\d+|\bscp\s+[^\n]*\S+@\S+:|\bsocket\.(?:connect|send)\b/i;
-
-/** The findings of one line under the command rules. */
 /** Words one of the command rules needs: a line with none of them is not matched against each rule. */
 export const ANY_COMMAND =
-  /curl|wget|fetch|iwr|irm|invoke-|iex|powershell|\brm\b|mkfs|\bdd\b|:\(\)|format|remove-item|cron|bashrc|bash_profile|zshrc|zprofile|profile|zshenv|fish|launch|systemctl|systemd|rc\.local|currentversion|schtasks|startup|chmod|\bsh\b|bash|source/i;
+  /curl|wget|fetch|iwr|irm|invoke-|iex|powershell|\brm\b|mkfs|\bdd\b|:\(\)|format|remove-item|\bri\b|\brd\b|rmdir|\bdel\b|cron|bashrc|bash_profile|zshrc|zprofile|profile|zshenv|fish|launch|systemctl|systemd|rc\.local|currentversion|schtasks|scheduledtask|new-service|\bsc(?:\.exe)?\s|eventfilter|eventconsumer|startup|vssadmin|wbadmin|bcdedit|shadowcopy|cipher|chmod|\bsh\b|bash|source/i;
 
 /**
  * Prose that warns against the very command it names ("never pipe `curl | sh`", "this is an attack:
@@ -191,22 +211,53 @@ export const ANY_COMMAND =
 const WARNS_AGAINST =
   /\b(?:never|do not|don't|dont|avoid)\s+(?:\w+\s+){0,2}(?:run|use|pipe|paste|execute|copy|do|trust|install)\w*\b|\b(?:dangerous|unsafe|insecure|malicious|an attack|attackers?|anti-?pattern|explicit warning)\b/i;
 
-export function lineFindings(path: string, line: Line, context: readonly string[] = []): Finding[] {
+/** Prose that says a listed command is blocked or detected ("the hook blocks `rm -rf /`"). */
+const DETECTS =
+  /\b(?:block(?:s|ed|ing)?|den(?:y|ies|ied)|refus(?:e|es|ed)|reject(?:s|ed)?|detect(?:s|ed|ion)?|flag(?:s|ged)?|catch(?:es)?|forbid(?:s|den)?|prohibit(?:s|ed)?|intercept(?:s|ed)?|block-?list|deny-?list|blacklist)\b/i;
+/** A heading over a list of commands not to run. */
+const DANGER_HEADING =
+  /\b(?:block\w*|den(?:y|ied)|danger\w*|forbidden|unsafe|malicious|attacks?|detect\w*|threats?|red\s+flags?|never|prohibited|refused|rejected|risky|bad)\b/i;
+
+export interface LineContext {
+  /** The lines just before (for prose that names a download and then runs it). */
+  before?: readonly string[];
+  /** The Markdown heading the line sits under. */
+  heading?: string;
+  /** The file, for judging string literals in code, config and code blocks. */
+  view?: FileView;
+  /** 0-based index of the line in `view`. */
+  at?: number;
+}
+
+export function lineFindings(path: string, line: Line, context: LineContext = {}): Finding[] {
   const findings: Finding[] = [];
   if (!ANY_COMMAND.test(line.text)) return findings;
+  const code = isCodePath(path) || isConfigPath(path) || line.fenced;
   for (const rule of LINE_RULES) {
-    if (!rule.pattern.test(line.text)) continue;
-    const judged = rule.judge ? rule.judge(line.text, context) : rule.severity;
+    const match = rule.pattern.exec(line.text);
+    if (!match) continue;
+    const judged = rule.judge ? rule.judge(line.text, context.before ?? []) : rule.severity;
     if (judged === undefined) continue;
-    const prose = !line.fenced && !isCodePath(path);
+    const prose = !line.fenced && !isCodePath(path) && !isConfigPath(path);
+    // A command held as data (a list element, a pattern, a message) is about the attack, not it.
+    const data =
+      rule.teachable && code && context.view && context.at !== undefined
+        ? context.view.roleAt(context.at, match.index) === 'data'
+        : false;
+    const listed =
+      prose &&
+      /[`"']/.test(line.text.slice(0, match.index)) &&
+      (DETECTS.test(line.text) ||
+        (/^\s*(?:[-*+]|\d+\.|\|)/.test(line.text) && DANGER_HEADING.test(context.heading ?? '')));
     const teaching =
-      rule.teachable && ((line.fenced && line.warned) || (prose && WARNS_AGAINST.test(line.text)));
+      rule.teachable &&
+      ((line.fenced && line.warned) || (prose && WARNS_AGAINST.test(line.text)) || data || listed);
     findings.push({
       rule: rule.id,
       severity: teaching ? 'low' : judged,
       path,
       line: line.number,
-      detail: `${teaching ? 'quoted as something not to do: ' : ''}${rule.detail} (\`${preview(line.text, 100)}\`)`,
+      detail: `${data ? 'quoted as data (a list, pattern or message), not run: ' : teaching ? 'quoted as something not to do: ' : ''}${rule.detail} (\`${preview(line.text, 100)}\`)`,
     });
   }
   return findings;

@@ -114,14 +114,6 @@ function isTag(char: string): boolean {
   return code >= TAG_START && code <= TAG_END;
 }
 
-/** Removes invisible characters (for matching the text a model would read). */
-export function withoutInvisible(text: string): string {
-  return text.replace(
-    /[\u200b-\u200d\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069]|[\u{e0000}-\u{e007f}]/gu,
-    '',
-  );
-}
-
 export function preview(text: string, length = 80): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > length ? `${flat.slice(0, length)}...` : flat;

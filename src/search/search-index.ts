@@ -356,14 +356,17 @@ export class SearchIndex implements TermSource {
   /** Per-slot arrays a search adds into, at least `slots` long (zeroed again after each search). */
   private ensureScratch(slots: number): void {
     if (this.scores.length >= slots) return;
-    this.scores = new Float64Array(slots);
-    this.matches = new Float64Array(slots);
-    this.touchedMarks = new Uint8Array(slots);
-    this.unitBest = new Float32Array(slots);
-    this.unitIdf = new Float32Array(slots);
-    this.translated = new Float32Array(slots);
-    this.translatedIdf = new Float32Array(slots);
-    this.translatedUnits = new Uint8Array(slots);
+    // Grown by a quarter at a time: every publish adds a slot, and reallocating to the exact count
+    // would make the first search after each one pay for arrays the size of the catalogue.
+    const size = Math.max(slots, Math.ceil(this.scores.length * 1.25), 1024);
+    this.scores = new Float64Array(size);
+    this.matches = new Float64Array(size);
+    this.touchedMarks = new Uint8Array(size);
+    this.unitBest = new Float32Array(size);
+    this.unitIdf = new Float32Array(size);
+    this.translated = new Float32Array(size);
+    this.translatedIdf = new Float32Array(size);
+    this.translatedUnits = new Uint8Array(size);
   }
 
   /**

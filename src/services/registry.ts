@@ -35,6 +35,7 @@ import { fillPromptTokens } from './prompt-token-backfill.js';
 import { RescanService } from './rescan.js';
 import { ScanService } from './scanning.js';
 import { ScopeService } from './scopes.js';
+import { ShadowingService } from './shadowing.js';
 import { SigningService } from './signing.js';
 import { SkillReadService } from './skill-reads.js';
 import { SkillSearchService } from './skill-search.js';
@@ -169,7 +170,14 @@ export async function openRegistry(options: {
     pem: config.signingKey,
     registryUrl: config.publicUrl ?? `http://${config.host}:${config.port}`,
   });
-  const writes = new SkillWriteService(skills, config.limits, scanning, signing);
+  // Near-duplicate descriptions at publish, found through the search index (a low finding, advisory).
+  const shadowing = new ShadowingService(search, {
+    views: () => repositories.views.list(),
+    // With the read cache off every check reads the views, as every read does.
+    state: cache.keeps ? cache.state : undefined,
+    onError: (error) => log?.warn({ err: error }, 'shadowing check failed; published without it'),
+  });
+  const writes = new SkillWriteService(skills, config.limits, scanning, signing, shadowing);
   const gitCache = new RepositoryCache(config.gitCache);
   const installed = new InstalledVersionService(new InstalledRepository(db), skills);
   const reads = new SkillReadService(

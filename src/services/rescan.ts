@@ -1,8 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { SkillsRepository } from '../storage/skills-repository.js';
 import type { RescanReport } from '../wire/types.js';
+import { quarantineLogFields } from './quarantine.js';
 import type { ScanService } from './scanning.js';
-import { quarantineLogFields, type SkillWriteService } from './skill-writes.js';
+import type { SkillWriteService } from './skill-writes.js';
 
 /**
  * POST /admin/rescan: every servable version scanned again with the present rules (and external

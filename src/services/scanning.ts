@@ -8,12 +8,12 @@ import type { ExternalScannerConfig } from '../config.js';
 import {
   type Finding,
   RULES_VERSION,
-  type ScanResult,
   SEVERITIES,
   type Severity,
   scanBundle,
   verdictOf,
 } from '../scan/index.js';
+import { type StoredScan, withFingerprints } from './quarantine.js';
 
 /**
  * Every scan the registry runs (publish, rescan): the built-in rules (src/scan, pure) and, when
@@ -55,16 +55,25 @@ export class ScanService {
     return this.options.scanner ? `${RULES_VERSION}+external` : RULES_VERSION;
   }
 
-  async scan(files: readonly BundleFile[]): Promise<ScanResult> {
+  /** Findings at or above this severity block (SKILLREG_SCAN_BLOCK_SEVERITY). */
+  get blockSeverity(): Severity {
+    return this.options.blockSeverity;
+  }
+
+  /** The scan of a bundle, each finding fingerprinted (rule, file, matched text) for releases. */
+  async scan(files: readonly BundleFile[]): Promise<StoredScan> {
     const builtIn = await scanBundle(files, {
       blockSeverity: this.options.blockSeverity,
       budgetMs: this.options.budgetMs,
     });
     const scanner = this.options.scanner;
-    if (!scanner) return builtIn;
+    if (!scanner) return withFingerprints(builtIn, files);
     const external = await runExternalScanner(scanner, files);
     const findings = [...builtIn.findings, ...external];
-    return { verdict: verdictOf(findings, this.options.blockSeverity), rules: this.rules, findings };
+    return withFingerprints(
+      { verdict: verdictOf(findings, this.options.blockSeverity), rules: this.rules, findings },
+      files,
+    );
   }
 }
 

@@ -3,20 +3,30 @@ import { fileDigest } from '../bundle/digest.js';
 import { prepareBundle } from '../bundle/prepare.js';
 import { BundleError, type BundleFile, type BundleLimits, type ParsedSkill } from '../bundle/types.js';
 import { chooseVersion, pickLatest, sortVersionsDescending } from '../bundle/version.js';
-import { AppError, ConflictError } from '../domain/app-errors.js';
+import { ConflictError } from '../domain/app-errors.js';
 import { DEFAULT_NAMESPACE } from '../domain/scope.js';
 import { countCatalogueEntryTokens, countTokens } from '../render/token-count.js';
 import type { ScanResult } from '../scan/index.js';
 import { encodeTerms, searchDocument } from '../search/document.js';
 import { archiveKey, LATEST, type VersionRow } from '../storage/records.js';
 import type { SkillsRepository, SkillWrite } from '../storage/skills-repository.js';
-import { tokenNameOf } from '../storage/tokens-repository.js';
 import type { OidcPublisher, PublishResult as WirePublishResult } from '../wire/types.js';
 import { buildPublishArchives } from './archives.js';
 import { installedVersion } from './installed-versions.js';
 import { unknownNamespace, unknownSkill, unknownVersion } from './not-found.js';
 import { promptTokenColumns } from './prompt-token-backfill.js';
+import {
+  coveringRelease,
+  QuarantineError,
+  quarantineLogFields,
+  type ReleasedVersion,
+  type ReleaseRecord,
+  releasedByRule,
+  type StoredFinding,
+  type StoredScan,
+} from './quarantine.js';
 import type { ScanService } from './scanning.js';
+import type { ShadowingService } from './shadowing.js';
 import type { SigningService } from './signing.js';
 
 /**
@@ -41,66 +51,6 @@ export interface PublishInput {
 
 /** What a publish answers (the wire's publishResultSchema). */
 export type PublishResult = WirePublishResult;
-
-/** What the security log says of a quarantined publish or rescan (never a secret). */
-export interface QuarantineLogFields {
-  namespace: string;
-  skill: string;
-  version: string;
-  /** The rules that found something, each once. */
-  rules: string[];
-  findings: number;
-  /** The name of the token that made the write: the publisher, or who ran the rescan. */
-  token: string;
-}
-
-export function quarantineLogFields(
-  target: { namespace: string; name: string; version: string },
-  scan: ScanResult,
-  actor: string,
-): QuarantineLogFields {
-  return {
-    namespace: target.namespace,
-    skill: target.name,
-    version: target.version,
-    rules: [...new Set(scan.findings.map((finding) => finding.rule))],
-    findings: scan.findings.length,
-    token: tokenNameOf(actor),
-  };
-}
-
-/** A publish the scan blocked: 422 with the whole scan; the version is stored in quarantine. */
-export class QuarantineError extends AppError {
-  constructor(
-    name: string,
-    scan: ScanResult,
-    version: string,
-    /** For the security log (src/http/plugins/security-log.ts); not part of the answer. */
-    readonly logFields?: QuarantineLogFields & { created: boolean },
-  ) {
-    const worst = scan.findings
-      .slice(0, 3)
-      .map(
-        (finding) =>
-          `${finding.path}${finding.line > 0 ? `:${finding.line}` : ''} ${finding.rule} (${finding.severity})`,
-      );
-    super(
-      422,
-      'Unprocessable Content',
-      `'${name}' ${version} is held in quarantine by the security scan (rules ${scan.rules}), stored for review but never served: ${worst.join('; ')}${scan.findings.length > 3 ? `; and ${scan.findings.length - 3} more` : ''}. Fix every finding at or above the block severity and publish again (skillreg validate shows them offline)`,
-      {
-        name,
-        version,
-        quarantine: 'held',
-        scan,
-        errors: scan.findings.map((finding) => ({
-          path: finding.line > 0 ? `${finding.path}:${finding.line}` : finding.path,
-          detail: `${finding.rule} (${finding.severity}): ${finding.detail}`,
-        })),
-      },
-    );
-  }
-}
 
 /** What arrived in a publish request, before any interpretation. */
 export type Upload =
@@ -241,6 +191,7 @@ export class SkillWriteService {
     private readonly limits: BundleLimits,
     private readonly scanning: ScanService,
     private readonly signing?: SigningService,
+    private readonly shadowing?: ShadowingService,
   ) {}
 
   /** Reads, validates and publishes an upload as it arrived over HTTP (or from the CLI). */
@@ -261,9 +212,13 @@ export class SkillWriteService {
 
   async publish(input: PublishInput): Promise<PublishResult> {
     const { skill, digest } = input;
+    // Near-duplicate descriptions looked up while the scan runs (the check never rejects).
+    const shadowing = this.shadowing?.findings(input.namespace, skill);
     // Scanned before the write takes its lock.
-    const scan = await this.scanning.scan(input.files);
-    const blocked = scan.verdict === 'block';
+    const scanned = await this.scanning.scan(input.files);
+    // Low, so the verdict the scan reached stands: a near-duplicate description never blocks.
+    scanned.findings.push(...((await shadowing) ?? []));
+    let scan: StoredScan = scanned;
     const result = await this.skills.write(
       skill.name,
       { create: true, namespace: input.namespace },
@@ -317,6 +272,19 @@ export class SkillWriteService {
             { name: skill.name, version: choice.version, existingDigest: clash.digest, digest },
           );
         }
+        // A block whose findings an admin already released for an earlier version is served on the
+        // strength of that release, recorded as such; anything new goes to review.
+        const covering =
+          scanned.verdict === 'block'
+            ? coveringRelease(
+                scanned,
+                // Scans are stored as the scan service wrote them (StoredScan).
+                (await write.releasedVersions(skillId)) as ReleasedVersion[],
+                this.scanning.blockSeverity,
+              )
+            : undefined;
+        if (covering) scan = { ...scanned, release: releasedByRule(covering, new Date()) };
+        const blocked = scanned.verdict === 'block' && !covering;
 
         // Compression runs on libuv's thread pool while the version row is inserted.
         const archive = buildPublishArchives(input.files, skill.name, skill.description);
@@ -346,6 +314,20 @@ export class SkillWriteService {
             ...(blocked ? { findings: scan.findings.length } : {}),
           },
         });
+        if (scan.release) {
+          await write.audit({
+            actor: input.actor,
+            action: 'release-by-rule',
+            skill: skill.name,
+            version: choice.version,
+            detail: {
+              releasedVersion: scan.release.version,
+              releasedBy: scan.release.actor,
+              findings: scan.findings.length,
+              rules: scan.rules,
+            },
+          });
+        }
         await write.touch(skillId);
         return {
           name: skill.name,
@@ -418,6 +400,11 @@ export class SkillWriteService {
       }
       const state = decision === 'release' ? null : 'rejected';
       await write.setQuarantine(row.id, state);
+      if (decision === 'release' && row.scan) {
+        // Recorded in the scan: later versions with the same findings are served on this release.
+        const release: ReleaseRecord = { by: 'review', version, actor, reason, at: new Date().toISOString() };
+        await write.setScan(row.id, { ...row.scan, release });
+      }
       if (decision === 'release') await refreshLatest(write, skillId);
       await write.audit({ actor, action: 'review', skill: name, version, detail: { decision, reason } });
       await write.touch(skillId);
@@ -432,7 +419,7 @@ export class SkillWriteService {
    */
   async applyRescan(
     target: { namespace: string; name: string; version: string },
-    scan: ScanResult,
+    scan: StoredScan,
     actor: string,
   ): Promise<'quarantined' | 'changed' | 'unchanged' | 'skipped'> {
     return this.skills.write(target.name, { create: false, namespace: target.namespace }, async (write) => {
@@ -440,6 +427,32 @@ export class SkillWriteService {
       if (skillId === undefined) return 'skipped';
       const row = await write.versionByNumber(skillId, target.version, { quarantined: true });
       if (!row || row.quarantine) return 'skipped';
+      // Shadowing findings compare the skill with the catalogue at its publish: a rescan of its files
+      // does not produce them, and keeps the ones stored.
+      const shadowing = ((row.scan?.findings ?? []) as StoredFinding[]).filter((finding) =>
+        finding.rule.startsWith('shadowing/'),
+      );
+      if (shadowing.length > 0) scan = { ...scan, findings: [...scan.findings, ...shadowing] };
+      // A released version (or a later one with its findings) stays served while its blocking
+      // findings are the ones released; a new one quarantines it like any other.
+      const released =
+        scan.verdict === 'block' ? ((await write.releasedVersions(skillId)) as ReleasedVersion[]) : [];
+      const own = released.filter((candidate) => candidate.version === target.version);
+      // Its own release first: a version an admin released keeps that record while nothing is new.
+      const covering =
+        coveringRelease(scan, own, this.scanning.blockSeverity) ??
+        coveringRelease(scan, released, this.scanning.blockSeverity);
+      if (covering) {
+        const kept = (row.scan as StoredScan | null)?.release;
+        const stored: StoredScan = {
+          ...scan,
+          release: kept && covering.version === target.version ? kept : releasedByRule(covering, new Date()),
+        };
+        if (sameScan(row.scan, stored)) return 'unchanged';
+        await write.setScan(row.id, stored);
+        await write.touch(skillId);
+        return 'changed';
+      }
       if (scan.verdict === 'block') {
         await write.setScan(row.id, scan);
         const removedTags = await write.holdVersion(row.id);

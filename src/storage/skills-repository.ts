@@ -46,7 +46,7 @@ export interface NewVersion {
   /** The counted search terms (src/search/document.ts encodeTerms). */
   searchTerms: string;
   /** The publish-time scan (src/scan). */
-  scan: { verdict: string; rules: string; findings: unknown[] };
+  scan: { verdict: string; rules: string; findings: unknown[]; release?: unknown };
   /** When it was published (default: the database's now). */
   createdAt?: Date;
   /** `held` for a version the scan blocked (stored for review, never served). */
@@ -293,6 +293,35 @@ export class SkillWrite extends SkillReads {
   }
 
   /** Sets a version's quarantine state (null: servable). */
+  /**
+   * The skill's versions an admin's review released with a blocking verdict (and those such a release
+   * covered), newest first: what a later version with the same findings is served on the strength of.
+   */
+  async releasedVersions(
+    skillId: string,
+  ): Promise<{ version: string; createdAt: Date; scan: NonNullable<NewVersion['scan']> }[]> {
+    const rows = await this.tx
+      .select({
+        version: skillVersions.version,
+        createdAt: skillVersions.createdAt,
+        scan: skillVersions.scan,
+      })
+      .from(skillVersions)
+      .where(
+        and(
+          eq(skillVersions.skillId, skillId),
+          isNull(skillVersions.quarantine),
+          eq(skillVersions.scanVerdict, 'block'),
+          sql`${skillVersions.scan} ? 'release'`,
+        ),
+      )
+      .orderBy(sql`${skillVersions.createdAt} desc`)
+      .limit(50);
+    return rows.filter(
+      (row): row is typeof row & { scan: NonNullable<typeof row.scan> } => row.scan !== null,
+    );
+  }
+
   async setQuarantine(versionId: string, state: 'held' | 'rejected' | null): Promise<void> {
     await this.tx.update(skillVersions).set({ quarantine: state }).where(eq(skillVersions.id, versionId));
   }

@@ -75,6 +75,20 @@ export const scanSchema = z
         detail: z.string(),
       }),
     ),
+    release: z
+      .object({
+        by: z
+          .enum(['review', 'rule'])
+          .describe(
+            'review: an admin released this version; rule: it has the same blocking findings (rule, file, matched text) as a version an admin released',
+          ),
+        version: z.string().describe('The version the admin released'),
+        actor: z.string().describe('Who released it'),
+        reason: z.string(),
+        at: z.string(),
+      })
+      .optional()
+      .describe('Present on a blocking verdict that is served anyway, saying whose release it rests on'),
   })
   .describe('The security scan: pass, warn (published and flagged) or block (refused)');
 

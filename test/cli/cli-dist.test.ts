@@ -14,6 +14,7 @@ import { skillMd, uniqueName } from '../helpers/bundles.js';
 import { type CliRun, outputOf, PACKAGE_VERSION, showRun } from '../helpers/cli-output.js';
 import { ADMIN_TOKEN, createTestApp } from '../helpers/context.js';
 import { type LiveApp, liveApp } from '../helpers/live-app.js';
+import { startTestIssuer, type TestIssuer } from '../helpers/oidc-issuer.js';
 import { REPO_ROOT } from '../helpers/server-process.js';
 
 /**
@@ -23,6 +24,7 @@ import { REPO_ROOT } from '../helpers/server-process.js';
  */
 
 let ctx: LiveApp;
+let issuer: TestIssuer;
 let bundleFile: string;
 let fetched: Record<'mjs' | 'tgz', { bytes: Buffer; headers: Headers }>;
 
@@ -95,8 +97,10 @@ async function untar(tgz: Buffer): Promise<Map<string, { bytes: Buffer; mode: nu
 }
 
 beforeAll(async () => {
+  // The workflow publishes by trusted publishing: the registry trusts an issuer run by this test.
+  issuer = await startTestIssuer();
   // Work outside the repository: the bundle must not find this project's node_modules by walking up.
-  ctx = await liveApp('skillreg-cli-dist-');
+  ctx = await liveApp('skillreg-cli-dist-', { SKILLREG_OIDC_ISSUERS: issuer.url });
   const mjs = await get('/cli/skillreg.mjs');
   const tgz = await get('/cli/skillreg.tgz');
   expect(mjs.response.status).toBe(200);
@@ -109,7 +113,10 @@ beforeAll(async () => {
   await writeFile(bundleFile, fetched.mjs.bytes);
 }, 120_000);
 
-afterAll(() => ctx?.close());
+afterAll(async () => {
+  await ctx?.close();
+  await issuer?.close();
+});
 
 describe('GET /cli', () => {
   it('lists the version, absolute URLs and the sha256 of the very bytes served', async () => {
@@ -331,7 +338,7 @@ async function bash(script: string, cwd: string, extra: Record<string, string>):
 }
 
 describe('the CI documents run as written', () => {
-  it('the workflow installs the CLI from the registry (checking a pinned sha256), validates and publishes', async () => {
+  it('the workflow installs the CLI from the registry (checking a pinned sha256), validates and publishes with its OIDC identity', async () => {
     const install = workflowStep('Install the skillreg CLI from the registry');
     const global = path.join(ctx.work, 'workflow-global');
     const runner = {
@@ -369,9 +376,33 @@ describe('the CI documents run as written', () => {
     );
     const validated = await bash(workflowStep('Validate every skill (offline)'), repo, runner);
     expect(validated.code, showRun(validated)).toBe(0);
-    const published = await bash(workflowStep('Publish'), repo, { ...runner, SKILLREG_TOKEN: ADMIN_TOKEN });
+    // The namespace trusts the job's repository once (an admin's step); then no secret is needed.
+    const namespace = uniqueName('workflow-ns');
+    const bound = await fetch(`${ctx.url}/namespaces/${namespace}/trusted-publishers/github-main`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        issuer: issuer.url,
+        claims: { repository: String(issuer.defaults.repository) },
+      }),
+    });
+    expect(bound.status).toBe(201);
+    const job = {
+      ...runner,
+      SKILLREG_NAMESPACE: namespace,
+      ACTIONS_ID_TOKEN_REQUEST_URL: issuer.requestUrl,
+      ACTIONS_ID_TOKEN_REQUEST_TOKEN: issuer.requestToken,
+    };
+    const published = await bash(workflowStep('Publish'), repo, job);
     expect(published.code, showRun(published)).toBe(0);
-    expect((await get(`/skills/${name}`)).response.status).toBe(200);
+    expect((await get(`/namespaces/${namespace}/skills/${name}`)).response.status).toBe(200);
+    // Without an ID token (no id-token: write) the step fails, saying why.
+    const withoutToken = await bash(workflowStep('Publish'), repo, {
+      ...runner,
+      SKILLREG_NAMESPACE: namespace,
+    });
+    expect(withoutToken.code).not.toBe(0);
+    expect(withoutToken.stderr).toContain('id-token: write');
   }, 180_000);
 
   it("docs/CI.md's commands for other CI systems publish with the CLI the registry serves", async () => {

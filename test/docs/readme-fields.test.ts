@@ -40,6 +40,10 @@ const DOCUMENTED: Record<string, { schema: z.ZodType; io?: 'input' }> = {
   'GET /skills/{name}/usage #0': { schema: wire.skillUsageSchema },
   'GET /usage #0': { schema: wire.scopeUsageSchema },
   'GET /audit #0': { schema: wire.auditPageSchema },
+  'PUT /namespaces/{ns}/trusted-publishers/{id} #0': { schema: wire.trustedPublisherBodySchema, io: 'input' },
+  'PUT /namespaces/{ns}/trusted-publishers/{id} #1': { schema: wire.trustedPublishersResponseSchema },
+  'POST /oidc/exchange #0': { schema: wire.oidcExchangeBodySchema, io: 'input' },
+  'POST /oidc/exchange #1': { schema: wire.oidcExchangeResultSchema },
 };
 
 /** A field list as written: its fields in order, each optional or not, with the fields of its value. */

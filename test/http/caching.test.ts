@@ -1,8 +1,9 @@
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { adminAuth, createTestApp, type TestApp, testConfig } from '../helpers/context.js';
-import { fetchVia, type Transport } from '../helpers/http.js';
+import { fetchVia, listening, type Transport } from '../helpers/http.js';
 
 let ctx: TestApp;
 beforeAll(async () => {
@@ -384,5 +385,68 @@ describe.each(['inject', 'http'] as const)('caching via %s', (via) => {
         await replica.close();
       }
     });
+  });
+});
+
+/** Status and headers in the order they were sent (fetch's Headers sorts them). */
+function rawHead(url: string, headers: Record<string, string> = {}) {
+  return new Promise<{ status: number; names: string[]; values: string[] }>((resolve, reject) => {
+    http
+      .get(url, { headers }, (res) => {
+        res.resume();
+        const raw = res.rawHeaders;
+        resolve({
+          status: res.statusCode ?? 0,
+          names: raw.filter((_, i) => i % 2 === 0).map((name) => name.toLowerCase()),
+          values: raw.filter((_, i) => i % 2 === 1),
+        });
+      })
+      .on('error', reject);
+  });
+}
+
+// nginx's proxy_cache stores a `no-cache` answer only when X-Accel-Expires says so, and nginx 1.22
+// reads that header only ahead of Cache-Control (src/http/caching.ts, deploy/nginx.conf).
+describe('the header nginx needs to revalidate', () => {
+  it('goes ahead of Cache-Control on revalidated answers, 200 and 304, however answered', async () => {
+    const { name } = await skillWithFiles('nginx-order');
+    const base = await listening(ctx.app);
+    for (const url of [`/skills/${name}/content`, '/skills', '/prompt', `/skills/${name}/bundle`]) {
+      // The second round comes from the response cache in front of Fastify.
+      for (const round of [1, 2]) {
+        const ok = await rawHead(`${base}${url}`);
+        expect(ok.status, url).toBe(200);
+        const etag = ok.values[ok.names.indexOf('etag')]!;
+        const notModified = await rawHead(`${base}${url}`, { 'if-none-match': etag });
+        expect(notModified.status, url).toBe(304);
+        for (const head of [ok, notModified]) {
+          const at = head.names.indexOf('x-accel-expires');
+          expect(head.values[at], `${url} (${round})`).toBe('@1');
+          expect(at, `${url} (${round})`).toBeLessThan(head.names.indexOf('cache-control'));
+        }
+      }
+    }
+  });
+
+  it('is never sent with an immutable answer nor with one for a token holder', async () => {
+    const { name } = await skillWithFiles('nginx-none');
+    const exact = await get(`/skills/${name}/content?version=1.0.0`);
+    expect(exact.headers['cache-control']).toBe(IMMUTABLE);
+    expect(exact.headers['x-accel-expires']).toBeUndefined();
+    const guarded = await buildApp({
+      config: testConfig({ SKILLREG_READ_AUTH: 'true' }),
+      database: ctx.database,
+      logger: false,
+    });
+    try {
+      for (const url of [`/skills/${name}/content`, '/skills', `/skills/${name}/content?version=1.0.0`]) {
+        const res = await guarded.inject({ url, headers: adminAuth });
+        expect(res.statusCode, url).toBe(200);
+        expect(res.headers['cache-control'], url).toMatch(/^private\b/);
+        expect(res.headers['x-accel-expires'], url).toBeUndefined();
+      }
+    } finally {
+      await guarded.close();
+    }
   });
 });

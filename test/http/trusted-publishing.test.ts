@@ -8,7 +8,13 @@ import type { Database } from '../../src/db/client.js';
 import { publicKeyOfJwk, verifyEnvelope } from '../../src/provenance/dsse.js';
 import { files, publish, skillMd, uniqueName } from '../helpers/bundles.js';
 import { runSkillreg, showRun } from '../helpers/cli-output.js';
-import { adminAuth, createTestDatabase, type TestDatabase, testConfig } from '../helpers/context.js';
+import {
+  ADMIN_TOKEN,
+  adminAuth,
+  createTestDatabase,
+  type TestDatabase,
+  testConfig,
+} from '../helpers/context.js';
 import { listening } from '../helpers/http.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/oidc-issuer.js';
 import { expectProblem } from '../helpers/problem.js';
@@ -328,13 +334,19 @@ describe('skillreg sync --oidc in a GitHub Actions-like job', () => {
       const url = await listening(live);
       const ns = uniqueName('ci');
       const repository = `acme/${uniqueName('repo')}`;
-      const admin = await live.inject({
-        method: 'PUT',
-        url: `/namespaces/${ns}/trusted-publishers/main`,
-        headers: adminAuth,
-        payload: { issuer: issuer.url, claims: { repository } },
+      // The admin binds the namespace with the CLI.
+      const bound = await runSkillreg(
+        ['trusted-publisher', 'add', ns, 'github-main', '--repository', repository, '--issuer', issuer.url],
+        { cwd: work, url, token: ADMIN_TOKEN },
+      );
+      expect(bound.code, showRun(bound)).toBe(0);
+      expect(bound.stdout).toContain(`bound ${ns}/github-main: repository=${repository}`);
+      const listed = await runSkillreg(['trusted-publisher', 'list', ns, '--json'], {
+        cwd: work,
+        url,
+        token: ADMIN_TOKEN,
       });
-      expect(admin.statusCode, admin.body).toBe(201);
+      expect(JSON.parse(listed.stdout)).toMatchObject([{ id: 'github-main', claims: { repository } }]);
       const root = path.join(work, ns);
       const name = uniqueName('oidc-skill');
       await mkdir(path.join(root, 'skills', name), { recursive: true });
@@ -389,6 +401,20 @@ describe('skillreg sync --oidc in a GitHub Actions-like job', () => {
         });
         expect(refused.code).toBe(1);
         expect(refused.stderr).toContain('no namespace trusts');
+        const removed = await runSkillreg(['trusted-publisher', 'remove', ns, 'github-main'], {
+          cwd: work,
+          url,
+          token: ADMIN_TOKEN,
+        });
+        expect(removed.code, showRun(removed)).toBe(0);
+        issuer.defaults.repository = repository;
+        const unbound = await runSkillreg(['sync', root, '--namespace', ns, '--oidc'], {
+          cwd: work,
+          url,
+          env: job,
+        });
+        expect(unbound.code).toBe(1);
+        expect(unbound.stderr).toContain('no namespace trusts');
       } finally {
         issuer.defaults.repository = 'acme/skills';
         issuer.defaults.sha = 'a'.repeat(40);

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { FIXTURES, folderFiles } from '../../bench/scan-eval.js';
 import type { BundleFile } from '../../src/bundle/types.js';
 import { RULES_VERSION } from '../../src/scan/index.js';
-import { QuarantineError } from '../../src/services/skill-writes.js';
+import { QuarantineError } from '../../src/services/quarantine.js';
 import { files, skillMd, uniqueName } from '../helpers/bundles.js';
 import { namespaceScope, publishFiles, refusal, registryPerFile, TEST_ACTOR } from '../helpers/registry.js';
 
@@ -22,7 +22,7 @@ const withScript = (name: string, script: string, label = 'setup') =>
   files({
     'SKILL.md': skillMd({
       name,
-      description: `Sets the project up (${label}).`,
+      description: `Sets the ${name} project up (${label}).`,
       body: '# Setup\n\nRun scripts/setup.sh.\n',
     }),
     'scripts/setup.sh': `#!/bin/sh\n${script}\n`,

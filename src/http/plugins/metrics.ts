@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, collectDefaultMetrics, Gauge, type Metric, Registry } from 'prom-client';
 import type { Database } from '../../db/client.js';
+import { PRIMARY_REASONS } from '../../db/read-routing.js';
 import type { Registry as SkillRegistry } from '../../services/registry.js';
 import { RequestMetrics } from '../request-metrics.js';
 
@@ -25,6 +26,8 @@ import { RequestMetrics } from '../request-metrics.js';
  * - skillreg_db_pool_connections, skillreg_db_pool_idle_connections, skillreg_db_pool_waiting_requests:
  *   the pg Pool read at scrape time (embedded PGlite reports one connection, never idle or queued);
  *   skillreg_database_info{kind} says which.
+ * - With DATABASE_READ_URL: skillreg_db_reads_total{server, reason} (plain reads answered by the standby,
+ *   or by the primary and why), skillreg_db_standby_up and skillreg_db_standby_lag_bytes.
  * - the prom-client default process and Node.js metrics (process_*, nodejs_*).
  */
 export interface Metrics {
@@ -121,6 +124,41 @@ async function metricsPlugin(app: FastifyInstance, options: { registry: SkillReg
       this.set(poolState(database).waiting);
     },
   });
+
+  // DATABASE_READ_URL: where plain reads went (src/db/read-routing.ts), read at scrape time.
+  const replica = database.readReplica;
+  if (replica) {
+    new Counter({
+      name: 'skillreg_db_reads_total',
+      help: 'Plain read statements by the server that answered them: standby, or primary with why (pinned, fence, behind, down, failed)',
+      labelNames: ['server', 'reason'] as const,
+      registers,
+      collect() {
+        this.reset();
+        const stats = replica.stats();
+        this.inc({ server: 'standby', reason: 'current' }, stats.standbyReads);
+        for (const reason of PRIMARY_REASONS) {
+          this.inc({ server: 'primary', reason }, stats.primaryReads[reason]);
+        }
+      },
+    });
+    new Gauge({
+      name: 'skillreg_db_standby_up',
+      help: '1 while the read replica (DATABASE_READ_URL) answers as a standby in recovery; 0 while reads bypass it',
+      registers,
+      collect() {
+        this.set(replica.stats().standbyUp ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'skillreg_db_standby_lag_bytes',
+      help: "WAL bytes between the primary's last sampled position and the standby's replay",
+      registers,
+      collect() {
+        this.set(replica.stats().lagBytes);
+      },
+    });
+  }
 
   // The read cache (src/cache), read at scrape time.
   const readCache = options.registry.cache;

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { QuarantineError } from '../../services/skill-writes.js';
+import { QuarantineError } from '../../services/quarantine.js';
 
 /**
  * A publish the security scan quarantined is logged at warn here, where every face's errors pass

@@ -11,7 +11,7 @@ import {
 } from '../../cli-dist/distribution.js';
 import { CLI_NODE_RANGE } from '../../cli-dist/npm-package.js';
 import { cliIndexSchema } from '../../wire/index.js';
-import { REVALIDATE } from '../caching.js';
+import { REVALIDATE, setCacheControl } from '../caching.js';
 import { clientErrors } from '../problem.js';
 import { publicBaseUrl } from '../public-url.js';
 
@@ -41,7 +41,7 @@ function cliIndex(distribution: CliDistribution, base: string): CliIndex {
  * `public` even behind SKILLREG_READ_AUTH: these answers are the same for everyone.
  */
 function notModified(request: FastifyRequest, reply: FastifyReply, etag: string): FastifyReply | undefined {
-  reply.header('etag', etag).header('cache-control', REVALIDATE);
+  setCacheControl(reply.header('etag', etag), REVALIDATE);
   return ifNoneMatchMatches(request.headers['if-none-match'], etag) ? reply.code(304).send() : undefined;
 }
 

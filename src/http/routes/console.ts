@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { buildConsoleAssets, type ConsoleAssets } from '../../console/assets.js';
 import { NotFoundError } from '../../domain/app-errors.js';
 import { escapeXmlAttribute } from '../../render/xml.js';
+import { REVALIDATE, setCacheControl } from '../caching.js';
 import { publicBaseUrl } from '../public-url.js';
 
 /**
@@ -97,7 +98,8 @@ const consoleRoutes: FastifyPluginAsync = async (app) => {
         );
       }
       const file = (await built())[name];
-      secured(reply).header('etag', file.etag).header('cache-control', 'no-cache');
+      // The same bytes for everyone: shared caches may keep them, asking again each time.
+      setCacheControl(secured(reply).header('etag', file.etag), REVALIDATE);
       if (request.headers['if-none-match'] === file.etag) return reply.code(304).send();
       return reply.type(file.contentType).send(file.bytes);
     }

@@ -168,6 +168,22 @@ const skillsWriteRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: Name
         },
         result.created ? 'published' : 'publish unchanged',
       );
+      const release = result.scan?.release;
+      if (result.created && release?.by === 'rule') {
+        // A security event: findings that block were let through on an earlier release.
+        request.log.warn(
+          {
+            event: 'release-by-rule',
+            namespace,
+            skill: result.name,
+            version: result.version,
+            releasedVersion: release.version,
+            releasedBy: release.actor,
+            rules: [...new Set(result.scan.findings.map((finding) => finding.rule))],
+          },
+          'published with blocking findings an admin released for an earlier version',
+        );
+      }
       reply.header(
         'location',
         `${scopePath({ kind: 'namespace', namespace })}/skills/${result.name}?version=${encodeURIComponent(result.version)}`,
