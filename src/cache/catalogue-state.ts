@@ -62,9 +62,35 @@ export class CatalogueState {
   private readonly namespaceRevisions = new Map<string, number>();
   private readonly viewRevisions = new Map<string, number>();
   private isLive = false;
+  /**
+   * When the change feed last proved that every write committed before then had been delivered
+   * (performance.now()); undefined: no lease (PGlite, whose writers are all in this process).
+   */
+  private confirmedAt: number | undefined;
+  private leaseMs = Number.POSITIVE_INFINITY;
   private readonly listeners: ((event: ChangeEvent) => void)[] = [];
 
-  constructor(private readonly readRow: () => Promise<StateRow>) {}
+  constructor(
+    private readonly readRow: () => Promise<StateRow>,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /**
+   * Other replicas' writes are known through NOTIFY, which a loaded process or network can deliver
+   * late. With a lease, memory answers only while the feed proved itself current less than `leaseMs`
+   * ago (its heartbeat round trip: notifications of earlier commits arrive before the answer);
+   * past that, requests read the row until the next proof. This bounds how stale a replica can be
+   * (the contract's 1 s), however late a notification comes.
+   */
+  useLease(leaseMs: number): void {
+    this.leaseMs = leaseMs;
+    this.confirmedAt ??= this.now();
+  }
+
+  /** Everything committed before `at` (a performance.now() time) is known. */
+  confirm(at: number): void {
+    if (this.confirmedAt === undefined || at > this.confirmedAt) this.confirmedAt = at;
+  }
 
   get live(): boolean {
     return this.isLive;
@@ -77,8 +103,13 @@ export class CatalogueState {
 
   /** The state as of now: from memory while live, else read from the database (and remembered). */
   async current(): Promise<StateRow> {
-    if (this.isLive) return this.known;
+    if (this.isLive && (this.confirmedAt === undefined || this.now() - this.confirmedAt < this.leaseMs)) {
+      return this.known;
+    }
+    const asked = this.now();
     this.observeRow(await this.readRow());
+    // The row is as of a moment after `asked`: a proof too, so one read serves the requests after it.
+    if (this.isLive) this.confirm(asked);
     return this.known;
   }
 
@@ -89,7 +120,9 @@ export class CatalogueState {
 
   /** Reads the row and takes it in; used at start, after a reconnect and as the feed's heartbeat. */
   async resync(): Promise<StateRow> {
+    const asked = this.now();
     this.observeRow(await this.readRow());
+    this.confirm(asked);
     return this.known;
   }
 

@@ -10,8 +10,22 @@ export interface ChangeFeedHandlers {
   resync(): Promise<void>;
   /** The feed went live (true) or lost its connection (false). */
   onLiveChange(live: boolean): void;
+  /**
+   * A heartbeat came back: every notification of a write committed before `sentAt` (performance.now()
+   * when it was sent) has been delivered, since PostgreSQL sends a listener's pending notifications
+   * before the answer to its next query.
+   */
+  onConfirmed?(sentAt: number): void;
   onError?(error: unknown, context: string): void;
 }
+
+/**
+ * How often the listening connection proves itself (CatalogueState's lease): a few times within the
+ * lease, so a late heartbeat or two under load does not end it.
+ */
+export const FEED_HEARTBEAT_MS = 200;
+/** How long one proof keeps memory trusted: under the contract's 1 s, with room for a slow read. */
+export const FRESHNESS_LEASE_MS = 700;
 
 export interface ChangeFeedOptions {
   /** How often the listening connection is checked with `select 1` (a silent network loss is found). */
@@ -46,7 +60,7 @@ export class ChangeFeed {
     options: ChangeFeedOptions = {},
   ) {
     this.options = {
-      heartbeatMs: options.heartbeatMs ?? 1_000,
+      heartbeatMs: options.heartbeatMs ?? FEED_HEARTBEAT_MS,
       heartbeatTimeoutMs: options.heartbeatTimeoutMs ?? 2_000,
       reconnectMs: options.reconnectMs ?? 100,
       reconnectMaxMs: options.reconnectMaxMs ?? 5_000,
@@ -116,12 +130,14 @@ export class ChangeFeed {
   private async heartbeat(client: pg.Client): Promise<void> {
     if (this.heartbeatInFlight || this.client !== client) return;
     this.heartbeatInFlight = true;
+    const sentAt = performance.now();
     try {
       // pg reads a per-query `query_timeout`, which @types/pg does not declare.
       await client.query({
         text: 'select 1',
         query_timeout: this.options.heartbeatTimeoutMs,
       } as pg.QueryConfig);
+      if (this.client === client) this.handlers.onConfirmed?.(sentAt);
     } catch (error) {
       this.drop(client, error, 'heartbeat');
     } finally {

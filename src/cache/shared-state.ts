@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { CHANGES_CHANNEL, type ChangeMessage, parseChangeMessage } from '../db/change-notifications.js';
 import type { Database } from '../db/client.js';
 import { CatalogueState, type StateRow } from './catalogue-state.js';
-import { ChangeFeed, type ChangeFeedOptions } from './change-feed.js';
+import { ChangeFeed, type ChangeFeedOptions, FRESHNESS_LEASE_MS } from './change-feed.js';
 
 /**
  * One CatalogueState (and one LISTEN connection) per open Database handle. Apps that share a handle
@@ -100,6 +100,7 @@ async function open(
     return;
   }
   await state.resync();
+  state.useLease(FRESHNESS_LEASE_MS);
   hub.feed = new ChangeFeed(
     database.url,
     {
@@ -111,6 +112,7 @@ async function open(
       resync: async () => {
         await state.resync();
       },
+      onConfirmed: (sentAt) => state.confirm(sentAt),
       onLiveChange: (live) => {
         state.setLive(live);
         if (live) log?.debug('read cache: change feed live (LISTEN)');
