@@ -33,23 +33,25 @@ export type StoredScan = Omit<ScanResult, 'findings'> & {
   release?: ReleaseRecord;
 };
 
-/** What a finding matched: the text of its line, or for a finding about a whole file its content. */
-function matchedText(finding: Finding, files: ReadonlyMap<string, Uint8Array>): string {
-  const bytes = files.get(finding.path);
-  if (!bytes) return finding.detail;
-  if (finding.line <= 0) return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
-  let start = 0;
-  for (let line = 1; line < finding.line; line += 1) {
-    const next = text.indexOf('\n', start);
-    if (next < 0) return finding.detail;
-    start = next + 1;
-  }
-  const end = text.indexOf('\n', start);
-  return text
-    .slice(start, end < 0 ? undefined : end)
-    .replace(/\s+/g, ' ')
-    .trim();
+/**
+ * What a finding matched: the text of its line, or for a finding about a whole file its content.
+ * A file's lines are split once, however many findings it has.
+ */
+function matcher(files: readonly { path: string; bytes: Uint8Array }[]): (finding: Finding) => string {
+  const byPath = new Map(files.map((file) => [file.path, file.bytes]));
+  const linesByPath = new Map<string, string[]>();
+  return (finding) => {
+    const bytes = byPath.get(finding.path);
+    if (!bytes) return finding.detail;
+    if (finding.line <= 0) return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+    let lines = linesByPath.get(finding.path);
+    if (!lines) {
+      lines = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8').split('\n');
+      linesByPath.set(finding.path, lines);
+    }
+    const line = lines[finding.line - 1];
+    return line === undefined ? finding.detail : line.replace(/\s+/g, ' ').trim();
+  };
 }
 
 /** The scan with a fingerprint on every finding (sha256 of rule, path and matched text). */
@@ -57,13 +59,13 @@ export function withFingerprints(
   scan: ScanResult,
   files: readonly { path: string; bytes: Uint8Array }[],
 ): StoredScan {
-  const byPath = new Map(files.map((file) => [file.path, file.bytes]));
+  const matchedText = matcher(files);
   return {
     ...scan,
     findings: scan.findings.map((finding) => ({
       ...finding,
       fingerprint: createHash('sha256')
-        .update(`${finding.rule}\0${finding.path}\0${matchedText(finding, byPath)}`)
+        .update(`${finding.rule}\0${finding.path}\0${matchedText(finding)}`)
         .digest('hex')
         .slice(0, 32),
     })),

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { JWTPayload } from 'jose';
+import { decodeJwt, type JWTPayload } from 'jose';
 import { BadRequestError, NotFoundError } from '../domain/app-errors.js';
 import type { TokensRepository } from '../storage/tokens-repository.js';
 import type {
@@ -143,8 +143,7 @@ export class TrustedPublishingService {
     let claimed: JWTPayload = verified ?? {};
     if (!verified) {
       try {
-        const [, payload] = token.split('.');
-        claimed = JSON.parse(Buffer.from(payload ?? '', 'base64url').toString('utf8')) as JWTPayload;
+        claimed = decodeJwt(token);
       } catch {
         claimed = {};
       }
