@@ -27,6 +27,7 @@ import {
 import { countCatalogueEntryTokens } from '../src/render/token-count.js';
 import { encodeTerms, searchDocument } from '../src/search/document.js';
 import { promptTokenColumns } from '../src/services/prompt-token-backfill.js';
+import { archiveKey } from '../src/storage/records.js';
 
 /** Words descriptions are drawn from; search terms in the benchmark come from here too. */
 export const TOPICS = [
@@ -238,9 +239,9 @@ export interface SeedOptions {
   batch?: number;
   bodyBytes?: number;
   /**
-   * Also store each version's zip archive, as a publish does (the discovery index's archive). Without
-   * it the rows look like versions stored before archives were built at publish, and the service
-   * builds them all in the background when it starts.
+   * Also store each version's zip archives, as a publish does (as published, and the installable one,
+   * here the same bytes). Without them the rows look like versions stored before archives were built
+   * at publish, and the service builds them all in the background when it starts.
    */
   archives?: boolean;
   /** The namespace the skills go to (default `default`); made when missing. */
@@ -299,7 +300,10 @@ export async function seedSkills(database: Database, options: SeedOptions): Prom
         const zip = await writeZip([{ path: 'SKILL.md', bytes, mode: 0o644 }]);
         const zipDigest = fileDigest(zip);
         blobRows.push({ digest: zipDigest, size: zip.byteLength, content: zip });
-        archiveRows.push({ versionId, format: 'zip', blobDigest: zipDigest });
+        archiveRows.push({ versionId, format: archiveKey('zip', 'as-published'), blobDigest: zipDigest });
+        // Its frontmatter has a name and a description, so the archive installers get is the same
+        // bytes: linked as a publish links it, else the service would build 100,000 of them at start.
+        archiveRows.push({ versionId, format: archiveKey('zip', 'installable'), blobDigest: zipDigest });
       }
     }
     await db.transaction(async (tx) => {

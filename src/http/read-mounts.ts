@@ -103,3 +103,12 @@ function scopeOf(
 export function mountProblems(mount: ReadMount, ...statuses: number[]): number[] {
   return mount === 'root' || statuses.includes(404) ? statuses : [...statuses, 404];
 }
+
+/**
+ * The namespaces the request's token may read, when reads need a token and the token is limited to
+ * namespaces; undefined when it may read every namespace. A publish's shadowing findings name skills
+ * there only, so a write never tells a limited token about skills it could not read.
+ */
+export function readableNamespaces(request: FastifyRequest): readonly string[] | undefined {
+  return request.server.config.readAuth ? request.principal?.namespaces : undefined;
+}

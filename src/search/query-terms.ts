@@ -70,8 +70,16 @@ export function uniqueTerms(query: string): AnalyzedWord[] {
   });
 }
 
-/** The terms `query` (whose unique terms are `words`) is searched with, in the order byUnit() gives. */
-export function queryTerms(words: readonly AnalyzedWord[], query: string, source: TermSource): QueryTerm[] {
+/**
+ * The terms `query` (whose unique terms are `words`) is searched with, in the order byUnit() gives.
+ * `literal`: the request's own words only, no corrected spellings and no related words.
+ */
+export function queryTerms(
+  words: readonly AnalyzedWord[],
+  query: string,
+  source: TermSource,
+  literal = false,
+): QueryTerm[] {
   const found: Omit<QueryTerm, 'unit' | 'translation'>[] = [];
   let corrections = 0;
   for (const { term, word } of words) {
@@ -80,7 +88,7 @@ export function queryTerms(words: readonly AnalyzedWord[], query: string, source
       found.push({ query: word, term, postings, boost: 1, corrected: false });
       continue;
     }
-    if (corrections >= MAX_CORRECTIONS) continue;
+    if (literal || corrections >= MAX_CORRECTIONS) continue;
     corrections += 1;
     const near = source.closestSpelling(term);
     if (near)
@@ -97,6 +105,7 @@ export function queryTerms(words: readonly AnalyzedWord[], query: string, source
       ? found
       : found.sort((x, y) => x.postings.df - y.postings.df).slice(0, MAX_QUERY_TERMS);
   const chosen: QueryTerm[] = own.map((term, unit) => ({ ...term, unit, translation: false }));
+  if (literal) return byUnit(withoutUbiquitous(chosen, source.slots));
   // The writing systems the request is in: a related word in another one is a translation.
   const requestInCjk = words.some(({ term }) => isCjkTerm(term));
   const requestSpaced = words.some(({ term }) => !isCjkTerm(term));

@@ -61,6 +61,11 @@ export interface SearchOptions {
   accept?: (name: string) => boolean;
   /** Skills agents loaded after searching with a term, and how many times (search-feedback.ts). */
   learned?: (term: string) => ReadonlyMap<string, number> | undefined;
+  /**
+   * The request's own words only (no corrected spellings, no related words), and hits without
+   * `matched`: what a lookup by a skill's own words wants (the shadowing check).
+   */
+  literal?: boolean;
 }
 
 /**
@@ -223,7 +228,8 @@ export class SearchIndex implements TermSource {
     if (size === 0 || options.limit <= 0) return [];
     const words = uniqueTerms(query);
     const slots = this.slots;
-    const terms = queryTerms(words, query, this);
+    const literal = options.literal === true;
+    const terms = queryTerms(words, query, this, literal);
     const learned = options.learned ? this.learnedBoosts(words, options.learned) : undefined;
     if (terms.length === 0 && !learned) return [];
     this.ensureScratch(slots);
@@ -342,7 +348,7 @@ export class SearchIndex implements TermSource {
     const hits = ranked.map((slot) => ({
       name: this.names[slot]!,
       score: scores[slot]!,
-      matched: this.explain(slot, terms),
+      matched: literal ? [] : this.explain(slot, terms),
       learned: learned?.get(slot)?.words ?? [],
     }));
     for (const slot of touched) {

@@ -1,5 +1,5 @@
 import { type CatalogueState, viewChangeKey } from '../cache/catalogue-state.js';
-import { DEFAULT_NAMESPACE } from '../domain/scope.js';
+import { coversNamespace, DEFAULT_NAMESPACE } from '../domain/scope.js';
 import type { Finding } from '../scan/index.js';
 import {
   type DescriptionTerms,
@@ -18,9 +18,10 @@ import type { SkillSearchService } from './skill-search.js';
  * it, gets a low finding naming that skill, since agents pick between the two by their descriptions.
  * It never blocks.
  *
- * Cheap at any catalogue size: the candidates are the first matches of a search by the description in
- * each of those namespaces (the in-memory index every search uses, which holds exactly what `latest`
- * serves: no quarantined, rejected or wholly yanked skill), and only they are compared
+ * Cheap at any catalogue size: the candidates are the first matches of a literal search (the words as
+ * written, nothing related or corrected) by the description in each of those namespaces (the in-memory
+ * index every search uses, which holds exactly what `latest` serves: no quarantined, rejected or wholly
+ * yanked skill), their descriptions read in one statement, and only they are compared
  * (src/search/near-duplicate.ts).
  */
 
@@ -84,11 +85,18 @@ export class ShadowingService {
   /**
    * The findings of a publish of `subject`: one per servable skill its description is a
    * near-duplicate of, closest first, at most MAX_SHADOWING_FINDINGS. Advisory: should the check
-   * itself fail, the publish goes on without them.
+   * itself fail, the publish goes on without them. `readable`: the namespaces the publisher may read
+   * (a limited token's patterns, when reads need a token); a finding never names a skill elsewhere.
    */
-  async findings(namespace: string | undefined, subject: ShadowingSubject): Promise<Finding[]> {
+  async findings(
+    namespace: string | undefined,
+    subject: ShadowingSubject,
+    readable?: readonly string[],
+  ): Promise<Finding[]> {
     try {
-      return (await this.shadowed(namespace, subject)).slice(0, MAX_SHADOWING_FINDINGS).map(findingOf);
+      return (await this.shadowed(namespace, subject, readable))
+        .slice(0, MAX_SHADOWING_FINDINGS)
+        .map(findingOf);
     } catch (error) {
       this.options.onError?.(error);
       return [];
@@ -96,7 +104,11 @@ export class ShadowingService {
   }
 
   /** The skills `subject`, published into `namespace`, is a near-duplicate of, closest first. */
-  async shadowed(namespace: string | undefined, subject: ShadowingSubject): Promise<ShadowedSkill[]> {
+  async shadowed(
+    namespace: string | undefined,
+    subject: ShadowingSubject,
+    readable?: readonly string[],
+  ): Promise<ShadowedSkill[]> {
     const own = namespace ?? DEFAULT_NAMESPACE;
     const terms = descriptionTerms(subject.description);
     if (terms.total === 0) return [];
@@ -104,9 +116,9 @@ export class ShadowingService {
     const query = words.length > 0 ? words.join(' ') : subject.description;
     const found = (
       await Promise.all(
-        [...(await this.neighbours(own))].map(([layer, view]) =>
-          this.inNamespace(subject, terms, query, layer, view),
-        ),
+        [...(await this.neighbours(own))]
+          .filter(([layer]) => layer === own || coversNamespace(readable, layer))
+          .map(([layer, view]) => this.inNamespace(subject, terms, query, layer, view)),
       )
     ).flat();
     return found
@@ -151,10 +163,7 @@ export class ShadowingService {
     view: string | undefined,
   ): Promise<ShadowedSkill[]> {
     // One more than wanted: the subject's own earlier version may be among them.
-    const { items } = await this.search.cataloguePage(
-      { kind: 'namespace', namespace },
-      { q: query, limit: CANDIDATES_PER_NAMESPACE + 1 },
-    );
+    const items = await this.search.literalMatches(namespace, query, CANDIDATES_PER_NAMESPACE + 1);
     const found: ShadowedSkill[] = [];
     for (const item of items) {
       const similarity = descriptionSimilarity(terms, descriptionTerms(item.description));

@@ -223,6 +223,29 @@ export class SkillSearchService {
     return hits.map((hit) => hit.name);
   }
 
+  /**
+   * The skills of a namespace's `latest` whose text best matches `words` as written (no corrected
+   * spellings, related words or learned loads), best first, with their descriptions: the candidates of
+   * the shadowing check. The index holds exactly what `latest` serves, and the version of each skill it
+   * indexed, so the descriptions are those versions' (immutable), read in one statement.
+   */
+  async literalMatches(
+    namespace: string,
+    words: string,
+    limit: number,
+  ): Promise<{ name: string; description: string }[]> {
+    const { index } = await this.mirror(namespace, LATEST).snapshot();
+    const versions = index
+      .search(words, { limit, literal: true })
+      .map((hit) => ({ name: hit.name, version: index.versionOf(hit.name)! }));
+    if (versions.length === 0) return [];
+    const descriptions = await this.catalogue.descriptionsOf(versions, namespace);
+    return versions.flatMap(({ name }) => {
+      const description = descriptions.get(name);
+      return description === undefined ? [] : [{ name, description }];
+    });
+  }
+
   /** A catalogue page of search results (GET /skills?q=): items in rank order, each with its match. */
   async cataloguePage(
     scope: Scope,

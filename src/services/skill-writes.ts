@@ -47,6 +47,11 @@ export interface PublishInput {
   namespace?: string;
   /** The CI identity of a trusted publish (a token from POST /oidc/exchange), for the attestation. */
   publisher?: OidcPublisher;
+  /**
+   * The namespaces the publisher may read, when reads need a token and the token is limited
+   * (readableNamespaces): shadowing findings name skills there only. Absent: every namespace.
+   */
+  readable?: readonly string[];
 }
 
 /** What a publish answers (the wire's publishResultSchema). */
@@ -65,6 +70,7 @@ export interface PublishOptions {
   tag?: string;
   actor: string;
   publisher?: OidcPublisher;
+  readable?: readonly string[];
   limits: BundleLimits;
 }
 
@@ -207,13 +213,14 @@ export class SkillWriteService {
       actor: options.actor,
       namespace: options.namespace,
       publisher: options.publisher,
+      readable: options.readable,
     });
   }
 
   async publish(input: PublishInput): Promise<PublishResult> {
     const { skill, digest } = input;
     // Near-duplicate descriptions looked up while the scan runs (the check never rejects).
-    const shadowing = this.shadowing?.findings(input.namespace, skill);
+    const shadowing = this.shadowing?.findings(input.namespace, skill, input.readable);
     // Scanned before the write takes its lock.
     const scanned = await this.scanning.scan(input.files);
     // Low, so the verdict the scan reached stands: a near-duplicate description never blocks.

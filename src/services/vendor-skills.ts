@@ -91,7 +91,7 @@ export class VendorSkillService {
   async create(
     namespace: string,
     upload: Upload,
-    options: { displayName?: string | null; actor: string },
+    options: { displayName?: string | null; actor: string; readable?: readonly string[] },
   ): Promise<VendorSkillRow> {
     const prepared = prepareBundle(await filesOfUpload(upload, this.limits), { limits: this.limits });
     const name = prepared.skill.name;
@@ -108,6 +108,7 @@ export class VendorSkillService {
       digest: prepared.digest,
       actor: options.actor,
       namespace,
+      readable: options.readable,
     });
     const rowId = (await this.vendor.idOf(namespace, name))!;
     const displayName = options.displayName?.trim();
@@ -122,6 +123,8 @@ export class VendorSkillService {
     upload: Upload,
     options: {
       actor: string;
+      /** The namespaces the publisher may read (PublishInput.readable). */
+      readable?: readonly string[];
       /**
        * Where `latest` goes: the registry's rules (`native`: the highest version unless pinned), back
        * where it was (`keep`: OpenAI without `default`), or onto the new version (`new`: `default: true`).
@@ -143,6 +146,7 @@ export class VendorSkillService {
       digest: prepared.digest,
       actor,
       namespace,
+      readable: options.readable,
     });
     const latest = options.latest ?? 'native';
     if (latest !== 'native' && result.created) {

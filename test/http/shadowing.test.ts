@@ -165,3 +165,62 @@ describe('shadowing at publish', () => {
     expect(shadowingOf(after).filter((finding) => finding.detail.includes(`namespace '${org}'`))).toEqual([]);
   });
 });
+
+describe('shadowing when reads need a token (SKILLREG_READ_AUTH=true)', () => {
+  let ctx: TestApp;
+  beforeAll(async () => {
+    ctx = await createTestApp({ SKILLREG_READ_AUTH: 'true' });
+  });
+  afterAll(async () => ctx?.close());
+
+  async function tokenFor(namespaces?: string[]): Promise<Record<string, string>> {
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: '/tokens',
+      headers: adminAuth,
+      payload: { name: uniqueName('publisher'), scopes: ['publish'], ...(namespaces ? { namespaces } : {}) },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    return { authorization: `Bearer ${res.json().secret}` };
+  }
+
+  it('never names a skill in a namespace the publishing token may not read', async () => {
+    const hidden = uniqueName('shadow-hidden');
+    const team = uniqueName('shadow-team');
+    const secret = uniqueName('release-notes');
+    await publishInto(
+      ctx.app,
+      hidden,
+      secret,
+      'Write release notes from the merged pull requests since the last tag.',
+    );
+    await publishInto(ctx.app, team, uniqueName('placeholder'), 'Resize images for the web.');
+    const view = uniqueName('shadow-view');
+    expect((await putView(ctx.app, view, [hidden, team])).statusCode).toBeLessThan(300);
+
+    const description =
+      'Use when releasing: draft the release notes from pull requests merged since the previous tag.';
+    const publishAs = async (headers: Record<string, string>) => {
+      const body = skillMd({
+        name: uniqueName('notes'),
+        description,
+        body: '# Notes\n\nFollow the steps.\n',
+      });
+      const res = await publish(ctx.app, files({ 'SKILL.md': body }), {
+        query: `namespace=${team}`,
+        headers,
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      return shadowingOf(res);
+    };
+    // Limited to the team's namespace: the hidden skill is neither named nor hinted at.
+    const limited = await publishAs(await tokenFor([team]));
+    expect(JSON.stringify(limited)).not.toContain(secret);
+    expect(limited).toEqual([]);
+    // A token that may read both is told, as anywhere else.
+    const both = await publishAs(await tokenFor([team, hidden]));
+    expect(both.some((finding) => finding.detail.includes(`'${secret}' in namespace '${hidden}'`))).toBe(
+      true,
+    );
+  });
+});

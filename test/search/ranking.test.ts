@@ -108,6 +108,14 @@ describe('ranking', () => {
     );
   });
 
+  it('searches the words as written, and only them, when literal (the shadowing lookup)', () => {
+    // A misspelling is not read as the closest known word, and no related word is searched.
+    expect(index.search('clustr singel', { limit: 3, literal: true })).toEqual([]);
+    const hits = index.search('cluster single-cell data', { limit: 3, literal: true });
+    expect(hits[0]?.name).toBe('single-cell-analysis');
+    expect(hits.every((hit) => hit.matched.length === 0)).toBe(true);
+  });
+
   it('matches Chinese requests against Chinese skills without spaces', () => {
     expect(ranked(index, '把这个接口在三百个文件里统一改名，拆成小块并行做')[0]).toBe('batch-rename');
   });

@@ -16,6 +16,7 @@ import {
   anthropicVersionListSchema,
   anthropicVersionSchema,
 } from '../../wire/index.js';
+import { readableNamespaces } from '../read-mounts.js';
 import { requestNamespace } from '../schemas.js';
 import { useVendorErrors, vendorErrorResponses, vendorParams, vendorUpload } from '../vendor-faces.js';
 
@@ -122,6 +123,7 @@ const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: bo
       const row = await vendor.create(namespaceOf(request), upload, {
         displayName: fields.display_name ?? fields.display_title,
         actor: request.principal!.actor,
+        readable: readableNamespaces(request),
       });
       return skillDocument(row, legacyBeta(request));
     },
@@ -214,7 +216,10 @@ const anthropicRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: bo
       const id = request.params.skill_id;
       return versionDocument(
         id,
-        await vendor.createVersion(namespaceOf(request), id, upload, { actor: request.principal!.actor }),
+        await vendor.createVersion(namespaceOf(request), id, upload, {
+          actor: request.principal!.actor,
+          readable: readableNamespaces(request),
+        }),
       );
     },
   );

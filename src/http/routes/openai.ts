@@ -17,6 +17,7 @@ import {
   openAiVersionListSchema,
   openAiVersionSchema,
 } from '../../wire/index.js';
+import { readableNamespaces } from '../read-mounts.js';
 import { requestNamespace } from '../schemas.js';
 import { useVendorErrors, vendorErrorResponses, vendorParams, vendorUpload } from '../vendor-faces.js';
 
@@ -108,7 +109,10 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: boole
     },
     async (request) => {
       const { upload } = await vendorUpload(request, limits);
-      const row = await vendor.create(namespaceOf(request), upload, { actor: request.principal!.actor });
+      const row = await vendor.create(namespaceOf(request), upload, {
+        actor: request.principal!.actor,
+        readable: readableNamespaces(request),
+      });
       return skillDocument(namespaceOf(request), row);
     },
   );
@@ -253,6 +257,7 @@ const openAiRoutes: FastifyPluginAsyncZod<{ registry: Registry; prefixed?: boole
       const id = request.params.skill_id;
       const row = await vendor.createVersion(namespaceOf(request), id, upload, {
         actor: request.principal!.actor,
+        readable: readableNamespaces(request),
         latest: fields.default === 'true' ? 'new' : 'keep',
       });
       return versionDocument(id, row);

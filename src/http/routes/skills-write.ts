@@ -17,6 +17,7 @@ import {
 } from '../../wire/index.js';
 import { readMultipartUpload } from '../multipart.js';
 import { problemResponses } from '../problem.js';
+import { readableNamespaces } from '../read-mounts.js';
 import {
   type NamespaceMount,
   nameParam,
@@ -157,6 +158,7 @@ const skillsWriteRoutes: FastifyPluginAsyncZod<{ registry: Registry; mount: Name
         actor: request.principal!.actor,
         publisher: request.principal!.publisher,
         namespace,
+        readable: readableNamespaces(request),
       });
       request.log.info(
         {
