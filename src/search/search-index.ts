@@ -62,8 +62,10 @@ export interface SearchOptions {
   /** Skills agents loaded after searching with a term, and how many times (search-feedback.ts). */
   learned?: (term: string) => ReadonlyMap<string, number> | undefined;
   /**
-   * The request's own words only (no corrected spellings, no related words), and hits without
-   * `matched`: what a lookup by a skill's own words wants (the shadowing check).
+   * The request's own words only (no corrected spellings, no related words), found in skills' names
+   * and descriptions only, and hits without `matched`: what a lookup of skills described in the same
+   * words wants (the shadowing check). A word many skills mention in their bodies then costs a read
+   * of its postings, not a score for each of those skills.
    */
   literal?: boolean;
 }
@@ -83,6 +85,8 @@ const LONE_TRANSLATION = 2;
 /** A posting's name count, and its counts above the body (name, description, headings): postings.ts. */
 const NAME_BITS = MASK[0] << SHIFT[0];
 const ABOVE_BODY_BITS = (1 << SHIFT[3]) - 1;
+/** A posting's name and description counts (a literal search reads those fields only). */
+const NAME_OR_DESCRIPTION_BITS = (1 << SHIFT[2]) - 1;
 
 /** How much one word's learned loads count, against the word's weight in a field match (about 1-2). */
 const LEARNED_WEIGHT = 0.25;
@@ -277,6 +281,10 @@ export class SearchIndex implements TermSource {
           slot = entry >>> COUNT_BITS;
           if (candidatesOnly ? isTouched[slot] === 0 : this.names[slot] === undefined) continue;
           packed = entry & COUNTS;
+        }
+        if (literal) {
+          packed &= NAME_OR_DESCRIPTION_BITS;
+          if (packed === 0) continue;
         }
         const base = slot * FIELDS.length;
         let tf = 0;
