@@ -124,6 +124,9 @@ try {
   });
   await shadowing.findings('team', { name: 'warm', description: 'Warm the team index up.' });
   process.stderr.write(`[bench] indexes built in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  const sizes = registry.search.indexStats('default');
+  if (sizes)
+    console.log(`index of default: ${sizes.slots} slots, ${sizes.terms} terms, ${sizes.postings} postings`);
 
   const timed = async (namespace: string, descriptions: string[]) => {
     const times: number[] = [];

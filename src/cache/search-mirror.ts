@@ -70,6 +70,11 @@ export class SearchMirror {
     return this.held?.index.sharedName(name);
   }
 
+  /** What the index holds, once built (for sizing: the benches). */
+  stats(): ReturnType<SearchIndex['stats']> | undefined {
+    return this.held?.index.stats();
+  }
+
   /** Builds the index now (at start), so the first search does not wait for it. */
   warm(): Promise<SearchSnapshot> {
     return this.snapshot();

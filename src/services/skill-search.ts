@@ -97,6 +97,11 @@ export class SkillSearchService {
     return this.latest.get(namespace)?.sharedName(name);
   }
 
+  /** What a namespace's `latest` index holds, once built (for sizing: the benches). */
+  indexStats(namespace: string): ReturnType<SearchMirror['stats']> {
+    return this.latest.get(namespace)?.stats();
+  }
+
   /** True while warm() builds the index (GET /readyz answers 503 meanwhile). */
   get warming(): boolean {
     return this.warmingNow;
