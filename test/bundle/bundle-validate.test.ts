@@ -398,16 +398,15 @@ describe('frontmatter safety', () => {
     expect(parse('---yaml\nname: a\ndescription: d\n---\nB').name).toBe('a');
   });
 
-  it('refuses a billion-laughs alias bomb quickly', () => {
+  it('refuses a billion-laughs alias bomb by counting its aliases', () => {
     const levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
     for (let i = 1; i < 10; i++) {
       const prev = String.fromCharCode(96 + i);
       const name = String.fromCharCode(97 + i);
       levels.push(`${name}: &${name} [${Array(9).fill(`*${prev}`).join(',')}]`);
     }
-    const started = performance.now();
+    // Refused by counting the aliases, before anything expands them (unrefused, it would not finish).
     const error = refusal(() => parse(skill(`name: bomb\ndescription: d\n${levels.join('\n')}`)));
-    expect(performance.now() - started).toBeLessThan(1000);
     expect(error.status).toBe(422);
     expect(error.errors[0]!.detail).toContain('aliases');
   });
