@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -21,6 +21,22 @@ export async function freePort(): Promise<number> {
 export function cpuTicks(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return Number(fields[11]) + Number(fields[12]);
+}
+
+/** CPU time used so far by every PostgreSQL server process of this machine, in USER_HZ ticks. */
+export function postgresCpuTicks(): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (!stat.slice(stat.indexOf('(') + 1, stat.indexOf(')')).startsWith('postgres')) continue;
+      total += cpuTicks(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
 }
 
 /** Linux reports process times in USER_HZ ticks, 100 a second. */

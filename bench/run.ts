@@ -38,7 +38,7 @@ import autocannon, { type Request } from 'autocannon';
 import pg from 'pg';
 import { writeTarGz } from '../src/bundle/archive-write.js';
 import { openDatabase } from '../src/db/client.js';
-import { BENCH_DATABASE_URL, cpuTicks, freePort, TICK_MICROS } from './processes.js';
+import { BENCH_DATABASE_URL, cpuTicks, freePort, postgresCpuTicks, TICK_MICROS } from './processes.js';
 import { seedSkills, syntheticSkill, TOPICS } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -85,6 +85,8 @@ const connections = Number(args.connections);
 const latencyConnections = Number(args['latency-connections']);
 const soakSeconds = Number(args.soak);
 const ingestCount = Number(args.ingest);
+/** Publishes made before the ingest run is timed (see there). */
+const INGEST_WARM_UP = 20;
 
 // ---------------------------------------------------------------------------------------------------
 // Processes
@@ -461,7 +463,17 @@ interface Results {
   settings: Record<string, number>;
   throughput: { scenario: string; service: Run; baseline: Run; ratio: number }[];
   latency: { scenario: string; cache: 'on' | 'off'; run: Run }[];
-  ingest?: { skills: number; seconds: number; perSecond: number; p50: number; p95: number; failures: number };
+  ingest?: {
+    skills: number;
+    seconds: number;
+    perSecond: number;
+    p50: number;
+    p95: number;
+    failures: number;
+    /** CPU per publish: the service's process, and every PostgreSQL process of this machine. */
+    serviceCpuMs: number;
+    databaseCpuMs?: number;
+  };
   replicas?: {
     change: string;
     trials: number;
@@ -694,12 +706,20 @@ async function main(): Promise<void> {
     if (ingestCount > 0 && wants('ingest')) {
       log(`ingest: ${ingestCount} skills, 8 publishers`);
       const runId = Date.now().toString(36);
+      // A few publishes first, one at a time and not counted: the first ones compile the publish
+      // path and load the tokenizer's vocabulary, which the rate is not about.
+      for (let i = 0; i < INGEST_WARM_UP; i++) {
+        await publishOne(base, await typicalBundle(`ingest-${runId}-warm-${i}`));
+      }
       const bodies = await Promise.all(
         Array.from({ length: ingestCount }, (_, i) => typicalBundle(`ingest-${runId}-${i}`)),
       );
       let next = 0;
       let failures = 0;
       const times: number[] = [];
+      const servicePid = service.child.pid!;
+      const serviceCpuBefore = cpuTicks(servicePid);
+      const databaseCpuBefore = backend === 'pg' ? postgresCpuTicks() : undefined;
       const started = performance.now();
       await Promise.all(
         Array.from({ length: 8 }, async () => {
@@ -713,6 +733,7 @@ async function main(): Promise<void> {
         }),
       );
       const seconds = (performance.now() - started) / 1000;
+      const perPublish = (ticks: number) => (ticks * TICK_MICROS) / 1000 / ingestCount;
       times.sort((a, b) => a - b);
       results.ingest = {
         skills: ingestCount,
@@ -721,6 +742,10 @@ async function main(): Promise<void> {
         p50: percentile(times, 50),
         p95: percentile(times, 95),
         failures,
+        serviceCpuMs: perPublish(cpuTicks(servicePid) - serviceCpuBefore),
+        ...(databaseCpuBefore === undefined
+          ? {}
+          : { databaseCpuMs: perPublish(postgresCpuTicks() - databaseCpuBefore) }),
       };
     }
 
@@ -893,7 +918,7 @@ function report(results: Results): string {
       '',
       '### Ingest (target >= 100 skills/s from 8 concurrent publishers of ~5 KB skills)',
       '',
-      `${i.skills} skills in ${f1(i.seconds)} s: **${f0(i.perSecond)} skills/s**; publish p50 ${f1(i.p50)} ms, p95 ${f1(i.p95)} ms; ${i.failures} failures.`,
+      `${i.skills} skills in ${f1(i.seconds)} s: **${f0(i.perSecond)} skills/s**; publish p50 ${f1(i.p50)} ms, p95 ${f1(i.p95)} ms; ${i.failures} failures. CPU per publish: service ${f1(i.serviceCpuMs)} ms${i.databaseCpuMs === undefined ? '' : `, PostgreSQL ${f1(i.databaseCpuMs)} ms (every PostgreSQL process of the machine)`}; after ${INGEST_WARM_UP} publishes not counted.`,
     );
   }
   lines.push('', '### Two replicas on one database (target: served by the other within 100 ms)', '');

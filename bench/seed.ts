@@ -26,6 +26,7 @@ import {
 } from '../src/db/schema.js';
 import { countCatalogueEntryTokens } from '../src/render/token-count.js';
 import { encodeTerms, searchDocument } from '../src/search/document.js';
+import { installedVersion } from '../src/services/installed-versions.js';
 import { promptTokenColumns } from '../src/services/prompt-token-backfill.js';
 import { archiveKey } from '../src/storage/records.js';
 
@@ -273,6 +274,13 @@ export async function seedSkills(database: Database, options: SeedOptions): Prom
       const skillId = randomUUID();
       const versionId = randomUUID();
       const blobDigest = fileDigest(bytes);
+      // The installed identity (computedHash, git tree and commit) as a publish stores it: without it
+      // the service computes it for every seeded version in the background when it starts.
+      const createdAt = new Date();
+      const { computedHash, gitTree, gitCommit } = installedVersion(
+        { name: skill.name, version: '1.0.0', description: skill.description, createdAt },
+        [{ path: 'SKILL.md', bytes, mode: 0o644 }],
+      );
       skillRows.push({ id: skillId, namespace, name: skill.name });
       versionRows.push({
         id: versionId,
@@ -292,6 +300,10 @@ export async function seedSkills(database: Database, options: SeedOptions): Prom
         searchTerms: encodeTerms(searchDocument(skill).terms),
         warnings: skill.warnings,
         publishedBy: 'bench-seed',
+        createdAt,
+        computedHash,
+        gitTree,
+        gitCommit,
       });
       blobRows.push({ digest: blobDigest, size: bytes.byteLength, content: bytes });
       fileRows.push({ versionId, path: 'SKILL.md', blobDigest, size: bytes.byteLength, mode: 0o644 });

@@ -43,12 +43,18 @@ export function installableSkillMd(
   };
 }
 
-/** A version's files as an installer gets them: SKILL.md completed (see installableSkillMd), the rest as stored. */
+/**
+ * A version's files as an installer gets them: SKILL.md completed (see installableSkillMd), the rest as
+ * stored. `declared`: SKILL.md is known to hold exactly `name` and `description` already (its parse at
+ * publish said so), so it is not parsed again.
+ */
 export function installableFiles(
   files: readonly BundleFile[],
   name: string,
   description: string,
+  declared = false,
 ): { files: BundleFile[]; completed: boolean } {
+  if (declared) return { files: [...files], completed: false };
   let completed = false;
   const result = files.map((file) => {
     if (file.path !== 'SKILL.md') return file;

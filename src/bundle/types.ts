@@ -85,4 +85,9 @@ export interface ParsedSkill {
   /** `metadata.version` when it is present, as a string. */
   metadataVersion?: string;
   warnings: BundleIssue[];
+  /**
+   * Whether SKILL.md's own frontmatter holds exactly `name` and `description`, so that it is already
+   * what installers get (installable-skill-md.ts) and needs no second parse to tell.
+   */
+  declaresNameAndDescription?: boolean;
 }

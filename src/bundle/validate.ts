@@ -138,6 +138,8 @@ export function parseSkillMd(bytes: Uint8Array, ctx: ParseContext): ParsedSkill 
     body: split.body,
     metadataVersion: metadataVersionOf(metadata.value),
     warnings: findings.warnings,
+    declaresNameAndDescription:
+      split.hasFrontmatter && data.name === name && data.description === description,
   };
 }
 

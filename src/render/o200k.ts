@@ -154,9 +154,28 @@ export function countO200k(text: string): number {
   splitter.lastIndex = 0;
   for (let match = splitter.exec(text); match !== null; match = splitter.exec(text)) {
     const piece = match[0];
+    const known = piece.length <= CACHED_PIECE_LENGTH ? pieceCounts.get(piece) : undefined;
+    if (known !== undefined) {
+      total += known;
+      continue;
+    }
     if (pieceBytes.length < piece.length * 3) pieceBytes = new Uint8Array(piece.length * 3);
     const { written } = encoder.encodeInto(piece, pieceBytes);
-    total += mergedCount(v, written);
+    const count = mergedCount(v, written);
+    if (piece.length <= CACHED_PIECE_LENGTH) {
+      if (pieceCounts.size >= CACHED_PIECES) pieceCounts.clear();
+      pieceCounts.set(piece, count);
+    }
+    total += count;
   }
   return total;
 }
+
+/**
+ * Counts of the pre-tokens seen last (words with their leading space, mostly): prose repeats its
+ * words, so most pieces of a SKILL.md are counted once per process rather than merged again at every
+ * publish. Bounded: emptied when full (at most a few MiB of short strings).
+ */
+const CACHED_PIECES = 50_000;
+const CACHED_PIECE_LENGTH = 24;
+const pieceCounts = new Map<string, number>();

@@ -56,8 +56,8 @@ export async function buildPublishArchives(
   name: string,
   description: string,
   format: ArchiveFormat = PUBLISH_ARCHIVE_FORMAT,
+  installable: { files: BundleFile[]; completed: boolean } = installableFiles(files, name, description),
 ): Promise<{ asPublished: BuiltArchive; installable: BuiltArchive }> {
-  const installable = installableFiles(files, name, description);
   const asPublished = buildArchive(files, format, name);
   return {
     asPublished: await asPublished,

@@ -24,8 +24,9 @@ export interface InstalledVersion extends InstalledIdentity {
 export function installedVersion(
   version: Omit<VersionToIdentify, 'id'>,
   storedFiles: readonly BundleFile[],
+  /** The files as installers get them, when the caller has them already. */
+  files: readonly BundleFile[] = installableFiles(storedFiles, version.name, version.description).files,
 ): InstalledVersion {
-  const { files } = installableFiles(storedFiles, version.name, version.description);
   const commit = versionCommit({
     name: version.name,
     version: version.version,

@@ -231,8 +231,8 @@ export class SkillSearchService {
   /**
    * The skills of a namespace's `latest` whose text best matches `words` as written (no corrected
    * spellings, related words or learned loads), best first, with their descriptions: the candidates of
-   * the shadowing check. The index holds exactly what `latest` serves, and the version of each skill it
-   * indexed, so the descriptions are those versions' (immutable), read in one statement.
+   * the shadowing check. The index holds exactly what `latest` serves; the descriptions are read in one
+   * planned statement of what `latest` points at (the indexed version, or one published since).
    */
   async literalMatches(
     namespace: string,
@@ -240,12 +240,11 @@ export class SkillSearchService {
     limit: number,
   ): Promise<{ name: string; description: string }[]> {
     const { index } = await this.mirror(namespace, LATEST).snapshot();
-    const versions = index
-      .search(words, { limit, literal: true })
-      .map((hit) => ({ name: hit.name, version: index.versionOf(hit.name)! }));
-    if (versions.length === 0) return [];
-    const descriptions = await this.catalogue.descriptionsOf(versions, namespace);
-    return versions.flatMap(({ name }) => {
+    const names = index.search(words, { limit, literal: true }).map((hit) => hit.name);
+    if (names.length === 0) return [];
+    // What `latest` points at now: the version the index holds, or one published since.
+    const descriptions = await this.catalogue.taggedDescriptionsOf(names, namespace, LATEST);
+    return names.flatMap((name) => {
       const description = descriptions.get(name);
       return description === undefined ? [] : [{ name, description }];
     });

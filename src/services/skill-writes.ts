@@ -1,8 +1,9 @@
 import { type ArchiveKind, readArchive, sniffArchiveKind } from '../bundle/archive-read.js';
 import { fileDigest } from '../bundle/digest.js';
+import { installableFiles } from '../bundle/installable-skill-md.js';
 import { prepareBundle } from '../bundle/prepare.js';
 import { BundleError, type BundleFile, type BundleLimits, type ParsedSkill } from '../bundle/types.js';
-import { chooseVersion, pickLatest, sortVersionsDescending } from '../bundle/version.js';
+import { chooseVersion } from '../bundle/version.js';
 import { ConflictError } from '../domain/app-errors.js';
 import { DEFAULT_NAMESPACE } from '../domain/scope.js';
 import { countCatalogueEntryTokens, countTokens } from '../render/token-count.js';
@@ -11,9 +12,9 @@ import { encodeTerms, searchDocument } from '../search/document.js';
 import { archiveKey, LATEST, type VersionRow } from '../storage/records.js';
 import type { SkillsRepository, SkillWrite } from '../storage/skills-repository.js';
 import type { OidcPublisher, PublishResult as WirePublishResult } from '../wire/types.js';
-import { buildPublishArchives } from './archives.js';
+import { buildPublishArchives, PUBLISH_ARCHIVE_FORMAT } from './archives.js';
 import { installedVersion } from './installed-versions.js';
-import { unknownNamespace, unknownSkill, unknownVersion } from './not-found.js';
+import { unknownVersion } from './not-found.js';
 import { promptTokenColumns } from './prompt-token-backfill.js';
 import {
   coveringRelease,
@@ -28,6 +29,7 @@ import {
 import type { ScanService } from './scanning.js';
 import type { ShadowingService } from './shadowing.js';
 import type { SigningService } from './signing.js';
+import { existingSkill, findIdenticalVersion, pointTag, refreshLatest } from './skill-write-steps.js';
 
 /**
  * The rules of every write to a skill: publish (version choice, identical content, tags, token
@@ -97,40 +99,6 @@ export async function filesOfUpload(upload: Upload, limits: BundleLimits): Promi
   }
 }
 
-/**
- * Identical content is idempotent: the version it was published as answers again. With an explicit
- * version only that version counts, so CI can deliberately re-release the same files under a new number.
- */
-function findIdenticalVersion(
-  existing: readonly VersionRow[],
-  digest: string,
-  choice: { version: string; source: string },
-) {
-  const sameVersion = existing.find((row) => row.version === choice.version && row.digest === digest);
-  if (sameVersion) return sameVersion;
-  if (choice.source === 'query') return undefined;
-  const matches = existing.filter((row) => row.digest === digest);
-  const live = matches.filter((row) => !row.yankedAt);
-  const pool = live.length > 0 ? live : matches;
-  const newest = sortVersionsDescending(pool.map((row) => row.version))[0];
-  return pool.find((row) => row.version === newest);
-}
-
-/** Re-points an unpinned (or dangling) `latest` at the highest non-yanked version. */
-async function refreshLatest(write: SkillWrite, skillId: string): Promise<void> {
-  const current = await write.latestTag(skillId);
-  if (current?.pinned) return;
-  const live = await write.liveVersions(skillId);
-  const latest = pickLatest(live.map((row) => row.version));
-  const target = live.find((row) => row.version === latest);
-  if (!target) {
-    await write.removeTag(skillId, LATEST);
-    return;
-  }
-  if (current?.versionId === target.id) return;
-  await write.setTag(skillId, LATEST, target.id, { pinned: false });
-}
-
 /** Whether a stored scan says what `scan` says (jsonb keeps its own key order, so fields are compared). */
 function sameScan(
   stored: { verdict: string; rules: string; findings: unknown[] } | null,
@@ -148,47 +116,6 @@ function sameScan(
       other.detail === finding.detail
     );
   });
-}
-
-/** Points a tag at a version by hand (pinned), audited; returns the version it pointed at before. */
-async function pointTag(
-  write: SkillWrite,
-  skillId: string,
-  name: string,
-  tag: string,
-  version: string,
-  actor: string,
-): Promise<string | null> {
-  const target = await write.versionByNumber(skillId, version, { quarantined: true });
-  if (!target) {
-    const versions = (await write.versionRows(skillId)).map((row) => row.version);
-    throw unknownVersion(name, version, versions);
-  }
-  if (target.quarantine) {
-    throw new ConflictError(
-      `version ${version} of '${name}' is in quarantine (the security scan blocked it) and cannot carry a dist-tag; an admin can review it (POST /skills/${name}/versions/${version}/review)`,
-      { name, version, quarantine: target.quarantine },
-    );
-  }
-  if (target.yankedAt) {
-    throw new ConflictError(
-      `version ${version} of '${name}' is yanked and cannot carry a dist-tag; pick a version that is not yanked`,
-      { name, version },
-    );
-  }
-  const previous = await write.taggedVersion(skillId, tag);
-  await write.setTag(skillId, tag, target.id, { pinned: true });
-  await write.audit({ actor, action: 'tag', skill: name, version, detail: { tag, previous } });
-  return previous;
-}
-
-/** The skill a tag move or yank is about; a 404 naming similar skills when there is none. */
-async function existingSkill(write: SkillWrite, name: string): Promise<string> {
-  if (write.skillId !== undefined) return write.skillId;
-  if (!(await write.namespaceExists(write.namespace))) {
-    throw unknownNamespace(write.namespace, await write.namespaceNames());
-  }
-  throw await unknownSkill(name, write, [write.namespace]);
 }
 
 export class SkillWriteService {
@@ -294,7 +221,20 @@ export class SkillWriteService {
         const blocked = scanned.verdict === 'block' && !covering;
 
         // Compression runs on libuv's thread pool while the version row is inserted.
-        const archive = buildPublishArchives(input.files, skill.name, skill.description);
+        // SKILL.md as installers get it: the archive and the installed identity both need it.
+        const installable = installableFiles(
+          input.files,
+          skill.name,
+          skill.description,
+          skill.declaresNameAndDescription,
+        );
+        const archive = buildPublishArchives(
+          input.files,
+          skill.name,
+          skill.description,
+          PUBLISH_ARCHIVE_FORMAT,
+          installable,
+        );
         archive.catch(() => {}); // awaited below; never an unhandled rejection meanwhile
         // The statement signed after the commit names this time, which the row stores too.
         const publishedAt = new Date();
@@ -302,10 +242,20 @@ export class SkillWriteService {
           scan,
           quarantined: blocked,
           publishedAt,
+          installable: installable.files,
         });
         // A quarantined version is kept for review only: no tag points at it, so no face serves it.
         if (!blocked) {
-          await refreshLatest(write, skillId);
+          // The skill's versions were read under this write's lock: they and the new one are all.
+          const created: VersionRow = {
+            id: versionId,
+            version: choice.version,
+            digest,
+            createdAt: publishedAt,
+            yankedAt: null,
+            quarantine: null,
+          };
+          await refreshLatest(write, skillId, { versions: [...existing, created] });
           if (input.tag) await pointTag(write, skillId, skill.name, input.tag, choice.version, input.actor);
         }
         await write.audit({
@@ -532,7 +482,12 @@ export class SkillWriteService {
     version: string,
     input: PublishInput,
     archive: ReturnType<typeof buildPublishArchives>,
-    { scan, quarantined, publishedAt }: { scan: ScanResult; quarantined: boolean; publishedAt: Date },
+    {
+      scan,
+      quarantined,
+      publishedAt,
+      installable: installableSkill,
+    }: { scan: ScanResult; quarantined: boolean; publishedAt: Date; installable: readonly BundleFile[] },
   ): Promise<string> {
     const { skill, files, digest } = input;
     const skillMd = files.find((file) => file.path === 'SKILL.md');
@@ -540,6 +495,7 @@ export class SkillWriteService {
     const { computedHash, gitTree, gitCommit } = installedVersion(
       { name: skill.name, version, description: skill.description, createdAt: publishedAt },
       files,
+      installableSkill,
     );
     const row = {
       name: skill.name,

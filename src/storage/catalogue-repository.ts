@@ -126,6 +126,9 @@ export interface VersionWithoutPromptTokens {
 /** Queries over the whole catalogue: pages, searches and the agent catalogue behind /prompt and /tools. */
 export class CatalogueRepository {
   private readonly itemsStatement: (values: Record<string, unknown>) => Promise<RawItemRow[]>;
+  private readonly descriptionsStatement: (
+    values: Record<string, unknown>,
+  ) => Promise<{ name: string; description: string }[]>;
 
   constructor(private readonly db: Db) {
     // Driven from the few names (unique index, then the dist-tag's primary key), whatever the planner
@@ -151,6 +154,37 @@ export class CatalogueRepository {
         inner join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId} and ${listedVersion()}
       `),
     );
+    // The same lookup for the descriptions alone: the shadowing check runs it at every publish.
+    this.descriptionsStatement = preparedStatement(
+      db,
+      'catalogue_descriptions_of',
+      sql`
+        select found.name as name, ${skillVersions.description} as description
+        from unnest(${sql.placeholder('names')}::text[]) as wanted(name)
+        cross join lateral (
+          select ${skills.id} as id, ${skills.name} as name from ${skills}
+          where ${skills.namespace} = ${sql.placeholder('namespace')}::text and ${skills.name} = wanted.name limit 1
+        ) as found
+        inner join ${distTags} on ${distTags.skillId} = found.id and ${distTags.tag} = ${sql.placeholder('tag')}::text
+        inner join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId} and ${listedVersion()}
+      `,
+    );
+  }
+
+  /**
+   * The descriptions of the versions `tag` points at for `names` in `namespace` (the listed ones: not
+   * yanked or quarantined), by name: one planned statement, for the few candidates of a check.
+   */
+  async taggedDescriptionsOf(
+    names: readonly string[],
+    namespace: string = DEFAULT_NAMESPACE,
+    tag: string = LATEST,
+  ): Promise<Map<string, string>> {
+    if (names.length === 0) return new Map();
+    const rows = await this.descriptionsStatement({ names, namespace, tag });
+    const found = new Map(rows.map((row) => [row.name, row.description]));
+    releaseRows(rows);
+    return found;
   }
 
   /** One page of the catalogue under a tag, by name (searches rank in src/services/skill-search.ts). */

@@ -252,21 +252,22 @@ export class SkillWrite extends SkillReads {
     archives: readonly NewVersionArchive[],
   ): Promise<void> {
     await storeBlobs(this.tx, contents);
-    if (files.length > 0) {
-      await this.tx.insert(versionFiles).values(
-        files.map((file) => ({
-          versionId,
-          path: file.path,
-          blobDigest: file.digest,
-          size: file.size,
-          mode: file.mode,
-        })),
-      );
+    // The file list and the archives in one statement (both only reference the blobs stored above).
+    const fileRows = files.map(
+      (file) => sql`(${versionId}, ${file.path}, ${file.digest}, ${file.size}, ${file.mode})`,
+    );
+    const archiveRows = archives.map((archive) => sql`(${versionId}, ${archive.key}, ${archive.digest})`);
+    const storeFiles = sql`insert into ${versionFiles} (version_id, path, blob_digest, size, mode)
+      values ${sql.join(fileRows, sql`, `)}`;
+    const storeArchives = sql`insert into ${versionArchives} (version_id, format, blob_digest)
+      values ${sql.join(archiveRows, sql`, `)} on conflict do nothing`;
+    if (fileRows.length > 0 && archiveRows.length > 0) {
+      await this.tx.execute(sql`with stored_files as (${storeFiles}) ${storeArchives}`);
+    } else if (fileRows.length > 0) {
+      await this.tx.execute(storeFiles);
+    } else if (archiveRows.length > 0) {
+      await this.tx.execute(storeArchives);
     }
-    await this.tx
-      .insert(versionArchives)
-      .values(archives.map((archive) => ({ versionId, format: archive.key, blobDigest: archive.digest })))
-      .onConflictDoNothing();
   }
 
   /** The `latest` tag row: which version and whether it was moved by hand (pinned). */
@@ -544,23 +545,37 @@ export class SkillsRepository extends SkillReads {
       handle = tx;
       const db = tx as unknown as Db;
       await db.execute(sql`select pg_advisory_xact_lock(hashtext(${`skill:${skillKey(namespace, name)}`}))`);
-      if (options.create) {
-        await db.insert(namespaces).values({ name: namespace }).onConflictDoNothing();
-        await db
-          .insert(skills)
-          .values({ namespace, name })
-          .onConflictDoNothing({ target: [skills.namespace, skills.name] });
-      }
-      const [row] = await db
-        .select({ id: skills.id })
-        .from(skills)
-        .where(and(eq(skills.namespace, namespace), eq(skills.name, name)));
+      const [row] = options.create
+        ? await createdSkill(db, namespace, name)
+        : await db
+            .select({ id: skills.id })
+            .from(skills)
+            .where(and(eq(skills.namespace, namespace), eq(skills.name, name)));
       return work(new SkillWrite(db, row?.id, namespace));
     });
     const change = handle && bumpedRevisions.get(handle);
     if (change) for (const listener of this.changeListeners) listener(change);
     return result;
   }
+}
+
+/**
+ * The skill's id, its row (and its namespace's) made first when missing: one statement. The statement
+ * sees the rows as they were when it began, so a skill it made comes from the insert, one that was
+ * there from the select; exactly one of the two answers.
+ */
+async function createdSkill(db: Db, namespace: string, name: string): Promise<{ id: string }[]> {
+  const result = await db.execute(sql`
+    with made_namespace as (
+      insert into ${namespaces} (name) values (${namespace}) on conflict do nothing
+    ), made as (
+      insert into ${skills} (namespace, name) values (${namespace}, ${name})
+      on conflict (namespace, name) do nothing returning ${skills.id}
+    )
+    select id from made
+    union all
+    select ${skills.id} from ${skills} where ${skills.namespace} = ${namespace} and ${skills.name} = ${name}`);
+  return (result as unknown as { rows: { id: string }[] }).rows;
 }
 
 export function escapeLike(value: string): string {
