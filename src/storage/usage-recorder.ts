@@ -21,9 +21,18 @@ const PRUNE_EVERY_MS = 60 * 60 * 1000;
 /** Rows per statement (PostgreSQL takes at most 65,535 parameters; a usage row has 7). */
 const ROWS_PER_STATEMENT = 2_000;
 
+const DAY_MS = 86_400_000;
+
+/** The last day asked for: every read of a day asks for the same one, and formatting a date is not free. */
+let lastDay = { number: Number.NaN, text: '' };
+
 /** The UTC day of a time, as the usage table keys it. */
 export function usageDay(at: number): string {
-  return new Date(at).toISOString().slice(0, 10);
+  const number = Math.floor(at / DAY_MS);
+  if (number !== lastDay.number) {
+    lastDay = { number, text: new Date(number * DAY_MS).toISOString().slice(0, 10) };
+  }
+  return lastDay.text;
 }
 
 /**
