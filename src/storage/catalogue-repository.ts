@@ -145,13 +145,7 @@ export class CatalogueRepository {
           ${skillVersions.tokensBody} as tokens_body, ${skillVersions.frontmatter} as frontmatter,
           ${skillVersions.scanVerdict} as scan_verdict, ${tagsOfVersion()} as tags,
           ${skillVersions.id} as version_id, ${skillVersions.totalSize} as total_size
-        from unnest(${sql.placeholder('names')}::text[]) as wanted(name)
-        cross join lateral (
-          select ${skills.id} as id, ${skills.name} as name from ${skills}
-          where ${skills.namespace} = ${sql.placeholder('namespace')}::text and ${skills.name} = wanted.name limit 1
-        ) as found
-        inner join ${distTags} on ${distTags.skillId} = found.id and ${distTags.tag} = ${sql.placeholder('tag')}::text
-        inner join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId} and ${listedVersion()}
+        from ${taggedVersionsOfNames()}
       `),
     );
     // The same lookup for the descriptions alone: the shadowing check runs it at every publish.
@@ -160,13 +154,7 @@ export class CatalogueRepository {
       'catalogue_descriptions_of',
       sql`
         select found.name as name, ${skillVersions.description} as description
-        from unnest(${sql.placeholder('names')}::text[]) as wanted(name)
-        cross join lateral (
-          select ${skills.id} as id, ${skills.name} as name from ${skills}
-          where ${skills.namespace} = ${sql.placeholder('namespace')}::text and ${skills.name} = wanted.name limit 1
-        ) as found
-        inner join ${distTags} on ${distTags.skillId} = found.id and ${distTags.tag} = ${sql.placeholder('tag')}::text
-        inner join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId} and ${listedVersion()}
+        from ${taggedVersionsOfNames()}
       `,
     );
   }
@@ -451,6 +439,21 @@ function promptTokenSelection(): SQL {
  * tag was left behind (a write interrupted between the two, a bulk import). Not the scan verdict: a
  * version an admin released keeps its `block` verdict and is listed like any other (CONTRACT.md).
  */
+/**
+ * The listed versions `tag` points at for the placeholder `names` in the placeholder `namespace`, as
+ * `found` (name) joined with their dist-tag and version rows: driven from the few names (see the
+ * constructor of CatalogueRepository).
+ */
+function taggedVersionsOfNames(): SQL {
+  return sql`unnest(${sql.placeholder('names')}::text[]) as wanted(name)
+        cross join lateral (
+          select ${skills.id} as id, ${skills.name} as name from ${skills}
+          where ${skills.namespace} = ${sql.placeholder('namespace')}::text and ${skills.name} = wanted.name limit 1
+        ) as found
+        inner join ${distTags} on ${distTags.skillId} = found.id and ${distTags.tag} = ${sql.placeholder('tag')}::text
+        inner join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId} and ${listedVersion()}`;
+}
+
 export function listedVersion(): SQL {
   return sql`(${skillVersions.yankedAt} is null and ${skillVersions.quarantine} is null)`;
 }
