@@ -48,15 +48,15 @@ export interface ArchivedVersion {
 }
 
 /**
- * A new version's archives in `format`: as published, and installable, which is the same archive
- * unless the registry filled in SKILL.md's name or description.
+ * A new version's archives in `format`: as published, and installable (`installable`: its files as
+ * installableFiles makes them), which is the same archive unless the registry filled in SKILL.md's
+ * name or description.
  */
 export async function buildPublishArchives(
   files: readonly BundleFile[],
   name: string,
-  description: string,
+  installable: { files: BundleFile[]; completed: boolean },
   format: ArchiveFormat = PUBLISH_ARCHIVE_FORMAT,
-  installable: { files: BundleFile[]; completed: boolean } = installableFiles(files, name, description),
 ): Promise<{ asPublished: BuiltArchive; installable: BuiltArchive }> {
   const asPublished = buildArchive(files, format, name);
   return {

@@ -34,7 +34,7 @@ export async function refreshLatest(
   skillId: string,
   known?: { versions: readonly VersionRow[] },
 ): Promise<void> {
-  // A skill with no version before this write has no tag yet either.
+  // The new version alone: the skill had none before this write, so it has no tag to read yet.
   const current = known?.versions.length === 1 ? undefined : await write.latestTag(skillId);
   if (current?.pinned) return;
   const live = known

@@ -12,7 +12,7 @@ import { encodeTerms, searchDocument } from '../search/document.js';
 import { archiveKey, LATEST, type VersionRow } from '../storage/records.js';
 import type { SkillsRepository, SkillWrite } from '../storage/skills-repository.js';
 import type { OidcPublisher, PublishResult as WirePublishResult } from '../wire/types.js';
-import { buildPublishArchives, PUBLISH_ARCHIVE_FORMAT } from './archives.js';
+import { buildPublishArchives } from './archives.js';
 import { installedVersion } from './installed-versions.js';
 import { unknownVersion } from './not-found.js';
 import { promptTokenColumns } from './prompt-token-backfill.js';
@@ -228,13 +228,7 @@ export class SkillWriteService {
           skill.description,
           skill.declaresNameAndDescription,
         );
-        const archive = buildPublishArchives(
-          input.files,
-          skill.name,
-          skill.description,
-          PUBLISH_ARCHIVE_FORMAT,
-          installable,
-        );
+        const archive = buildPublishArchives(input.files, skill.name, installable);
         archive.catch(() => {}); // awaited below; never an unhandled rejection meanwhile
         // The statement signed after the commit names this time, which the row stores too.
         const publishedAt = new Date();

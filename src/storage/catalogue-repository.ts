@@ -434,12 +434,6 @@ function promptTokenSelection(): SQL {
 }
 
 /**
- * Which tagged version is listed at all, on every face: neither yanked nor in quarantine. Yanks,
- * quarantine and a blocking rescan take the tags off already; this keeps a listing right even if a
- * tag was left behind (a write interrupted between the two, a bulk import). Not the scan verdict: a
- * version an admin released keeps its `block` verdict and is listed like any other (CONTRACT.md).
- */
-/**
  * The listed versions `tag` points at for the placeholder `names` in the placeholder `namespace`, as
  * `found` (name) joined with their dist-tag and version rows: driven from the few names (see the
  * constructor of CatalogueRepository).
@@ -454,6 +448,12 @@ function taggedVersionsOfNames(): SQL {
         inner join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId} and ${listedVersion()}`;
 }
 
+/**
+ * Which tagged version is listed at all, on every face: neither yanked nor in quarantine. Yanks,
+ * quarantine and a blocking rescan take the tags off already; this keeps a listing right even if a
+ * tag was left behind (a write interrupted between the two, a bulk import). Not the scan verdict: a
+ * version an admin released keeps its `block` verdict and is listed like any other (CONTRACT.md).
+ */
 export function listedVersion(): SQL {
   return sql`(${skillVersions.yankedAt} is null and ${skillVersions.quarantine} is null)`;
 }
