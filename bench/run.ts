@@ -98,6 +98,8 @@ interface Service {
   base: string;
   child: ChildProcess;
   output: () => string;
+  /** Seconds from the process's start until its readiness check answered 200. */
+  readySeconds: number;
 }
 
 function cleanEnv(): Record<string, string> {
@@ -112,6 +114,7 @@ function cleanEnv(): Record<string, string> {
 
 async function startProcess(name: string, argv: string[], env: Record<string, string>): Promise<Service> {
   const port = await freePort();
+  const started = performance.now();
   const child = spawn(
     process.execPath,
     argv.map((arg) => (arg === '$PORT' ? String(port) : arg)),
@@ -127,13 +130,22 @@ async function startProcess(name: string, argv: string[], env: Record<string, st
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
-  const service: Service = { name, base: `http://127.0.0.1:${port}`, child, output: () => output };
+  const service: Service = {
+    name,
+    base: `http://127.0.0.1:${port}`,
+    child,
+    output: () => output,
+    readySeconds: 0,
+  };
   const deadline = Date.now() + 180_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}):\n${output}`);
     try {
       const res = await fetch(`${service.base}${name === 'baseline' ? '/__ready' : '/readyz'}`);
-      if (res.status === 200 || (name === 'baseline' && res.status === 404)) return service;
+      if (res.status === 200 || (name === 'baseline' && res.status === 404)) {
+        service.readySeconds = (performance.now() - started) / 1000;
+        return service;
+      }
     } catch {
       // not listening yet
     }
@@ -499,6 +511,8 @@ interface Results {
     samples: number[];
   };
   seedSeconds: number;
+  /** Seconds from the service's start until GET /readyz answered 200, with and without the cache. */
+  readySeconds: { cached?: number; uncached?: number };
 }
 
 function machine(): Record<string, string | number> {
@@ -538,6 +552,7 @@ async function main(): Promise<void> {
       samples: [],
     },
     seedSeconds: 0,
+    readySeconds: {},
   };
   const target = await createTarget();
   results.machine.database = target.describe;
@@ -593,6 +608,8 @@ async function main(): Promise<void> {
 
     // --- service and baseline
     service = await startService('service', target);
+    results.readySeconds.cached = service.readySeconds;
+    log(`  service ready (GET /readyz 200) ${service.readySeconds.toFixed(1)} s after its start`);
     const base = service.base;
     const sample = syntheticSkill(Math.floor(skillCount / 2)).name;
     const urls = {
@@ -789,6 +806,7 @@ async function main(): Promise<void> {
       service = undefined;
       log('latency (cache off): restarting the service with SKILLREG_CACHE_MB=0');
       service = await startService('service-uncached', target, { SKILLREG_CACHE_MB: '0' });
+      results.readySeconds.uncached = service.readySeconds;
     }
     for (const scenario of wants('uncached') ? latencyScenarios('off') : []) {
       log(`latency (cache off): ${scenario.scenario}`);
@@ -910,7 +928,7 @@ function report(results: Results): string {
     `## ${results.backend === 'pg' ? 'PostgreSQL' : 'PGlite'}, ${results.skills.toLocaleString('en-US')} skills`,
     '',
     `Machine: ${m.cpus} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB, Node ${m.node}, ${m.platform}; database: ${m.database}.`,
-    `Service: ${m.runtime}. Load average (1 min) at start ${m.loadAverageAtStart}, at end ${m.loadAverageAtEnd}. Seeded in ${f1(results.seedSeconds)} s.`,
+    `Service: ${m.runtime}. Load average (1 min) at start ${m.loadAverageAtStart}, at end ${m.loadAverageAtEnd}. Seeded in ${f1(results.seedSeconds)} s. Start to ready (GET /readyz 200): ${f1(results.readySeconds.cached ?? Number.NaN)} s${results.readySeconds.uncached === undefined ? '' : `, ${f1(results.readySeconds.uncached)} s without the cache`}.`,
     `autocannon in the bench process, service and baseline as child processes; ${results.settings.duration} s per run after 1 s of warm-up; throughput is the median of ${results.settings.rounds} alternating runs per side, ${results.settings.connections} connections; latency runs use ${results.settings.latencyConnections}.`,
     '',
     '### Throughput against a bare Fastify serving the same bytes from memory (target >= 0.8x)',

@@ -4,7 +4,6 @@ import { buildApp } from './app.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { redactDatabaseUrl } from './db/client.js';
 import { type DataDirLock, DataDirLockedError, describeHolder, lockDataDir } from './db/data-dir-lock.js';
-import { DEFAULT_NAMESPACE } from './domain/scope.js';
 import { isEntryPoint } from './process/entry-point.js';
 import { checkPortFree, describeListenError, ListenError } from './process/port-check.js';
 import { handleStops, startedByNpm } from './process/stop.js';
@@ -89,8 +88,8 @@ export async function startServer(env: Record<string, string | undefined> = proc
       }
     },
   });
-  // The search index is read before GET /readyz answers 200 (it answers 503 until then).
-  const searchIndex = warmSearchIndex(app);
+  // What every replica keeps in memory is read before GET /readyz answers 200 (503 until then).
+  const warm = warmCaches(app);
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
@@ -101,12 +100,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
     refuseToStart(line);
   }
   await announce(app, config);
-  // The agent catalogue copy behind /prompt and /tools is read once now (the longest read of a large
-  // catalogue), not by the first agent to ask; later reads catch up by revision. After the search
-  // index, whose strings for the skills' names the copy then holds rather than its own.
-  void searchIndex
-    .then(() => app.registry.agents.catalogues.mirror(DEFAULT_NAMESPACE).snapshot())
-    .catch((error: unknown) => app.log.warn({ err: error }, 'could not read the agent catalogue yet'))
+  void warm
     .then(() => backfillArchives(app))
     .then(() => backfillPromptTokens(app))
     .then(() => backfillAttestations(app))
@@ -210,17 +204,18 @@ export function backfillInstalledVersions(app: FastifyInstance): Promise<void> {
 }
 
 /**
- * The search index is built now rather than by the first search (versions stored before their terms
- * were get them analysed and stored as it reads them).
+ * The search index and the agent catalogue copy are read now rather than by the first search or
+ * prompt (versions stored before their terms were get them analysed and stored as the index reads them).
  */
-export async function warmSearchIndex(app: FastifyInstance): Promise<void> {
-  try {
-    const started = Date.now();
-    await app.registry.search.warm();
-    app.log.info({ ms: Date.now() - started }, 'search index ready');
-  } catch (error) {
-    app.log.warn({ err: error }, 'could not build the search index yet; the first search will');
-  }
+export function warmCaches(app: FastifyInstance): Promise<void> {
+  return app.registry.warm((part, { ms, error }) => {
+    if (error === undefined) app.log.info({ ms }, `${part} ready`);
+    else
+      app.log.warn(
+        { err: error, ms },
+        `could not read the ${part} yet; the first request that needs it will`,
+      );
+  });
 }
 
 /**

@@ -48,11 +48,14 @@ class MirroredSkill implements AgentSkill {
     entry: AgentCatalogueEntry,
     readonly version: string,
     name: string,
+    strings: Interner,
   ) {
     this.name = name;
     this.description = entry.description;
-    this.disableModelInvocation = entry.disableModelInvocation;
-    this.scanVerdict = entry.scanVerdict;
+    // Each row brings its own copy of these few values: a million 'pass' strings otherwise.
+    this.disableModelInvocation =
+      entry.disableModelInvocation === null ? null : strings.get(entry.disableModelInvocation);
+    this.scanVerdict = entry.scanVerdict === null ? null : strings.get(entry.scanVerdict);
     this.bodyTokens = entry.tokens.body;
     this.loadedAt = entry.lastLoadedAt?.getTime() ?? -1;
     this.loadCount = entry.loadCount;
@@ -67,7 +70,7 @@ class MirroredSkill implements AgentSkill {
   readonly name: string;
   readonly description: string | undefined;
   readonly disableModelInvocation: string | null;
-  /** 'pass', 'warn' or null: the database's strings, shared by every entry. */
+  /** 'pass', 'warn' or null: one string for every entry. */
   readonly scanVerdict: string | null;
   /** One field more per entry (a small integer, held in the field itself): what budgets rank by. */
   readonly loadCount: number;
@@ -88,8 +91,8 @@ class MirroredSkill implements AgentSkill {
   }
 }
 
-/** Entries read per statement while the copy is first made. */
-const PAGE_SIZE = 5000;
+/** Entries read per batch while the copy is first made. */
+const BATCH_SIZE = 5000;
 
 export interface AgentCatalogueOptions {
   /**
@@ -99,14 +102,15 @@ export interface AgentCatalogueOptions {
   alwaysCheck?: boolean;
   /** Another copy's string for a name (the search index's), held instead of the row's own. */
   sharedName?: (name: string) => string | undefined;
-  /** Entries read per statement while the copy is first made (default 5,000). */
-  pageSize?: number;
+  /** Entries read per batch while the copy is first made (default 5,000). */
+  batchSize?: number;
 }
 
 export class AgentCatalogueMirror implements AgentCatalogueSource {
   private heldSnapshot: CatalogueSnapshot | undefined;
   private closed = false;
   private readonly catchUps = new SerialCatchUp<CatalogueSnapshot>(() => this.catchUp());
+  /** Version strings, and the few values of the verdict and disable-model-invocation, shared. */
   private readonly versions = new Interner();
 
   constructor(
@@ -184,33 +188,33 @@ export class AgentCatalogueMirror implements AgentCatalogueSource {
   }
 
   /**
-   * The whole copy, read page by page in name order: the rows of a page go as soon as its entries
-   * are made. The next snapshot() catches up from the first page's revisions, so whatever was written
-   * while later pages were read is read again then.
+   * The whole copy, read in batches in one snapshot (the rows of a batch go as soon as its entries
+   * are made), then put in name order. The next snapshot() catches up from the snapshot's revisions,
+   * so whatever was written while the batches were read is read then.
    */
   private async build(): Promise<CatalogueSnapshot> {
     const entries: AgentSkill[] = [];
     let revisions: StateRevisions | undefined;
-    let after: string | undefined;
-    for (;;) {
-      const size = this.options.pageSize ?? PAGE_SIZE;
-      const page = await this.skills.agentCataloguePage(LATEST, after, size, this.namespace);
+    const size = this.options.batchSize ?? BATCH_SIZE;
+    await this.skills.agentCatalogueAll(LATEST, this.namespace, size, (page) => {
       revisions ??= { revision: page.revision, loadsRevision: page.loadsRevision };
       for (const entry of this.compact(page.entries)) entries.push(entry);
-      if (page.entries.length < size) break;
-      after = page.entries.at(-1)!.name;
-    }
-    // Pages come in the database's name order ("C" collation); sorting what is already in order is one
-    // pass, and keeps the copy in the order its lookups assume whatever the column's collation.
+    });
+    // By code point, as the database's "C" collation orders names: the order lookups assume.
     entries.sort(byName);
-    return { ...revisions!, entries };
+    return { ...(revisions ?? { revision: 0, loadsRevision: 0 }), entries };
   }
 
   private compact(entries: readonly AgentCatalogueEntry[]): AgentSkill[] {
     const shared = this.options.sharedName;
     return entries.map(
       (entry) =>
-        new MirroredSkill(entry, this.versions.get(entry.version), shared?.(entry.name) ?? entry.name),
+        new MirroredSkill(
+          entry,
+          this.versions.get(entry.version),
+          shared?.(entry.name) ?? entry.name,
+          this.versions,
+        ),
     );
   }
 

@@ -14,8 +14,10 @@ import type { CatalogueState } from './catalogue-state.js';
 import { Interner } from './interner.js';
 import { SerialCatchUp } from './serial-catch-up.js';
 
-/** Skills read per statement while the index is first built. */
-const PAGE_SIZE = 2000;
+/** Skills read per batch while the index is first built. */
+const BATCH_SIZE = 2000;
+
+type StoredTerms = { versionId: string; searchTerms: string };
 
 /**
  * An index and the skills it holds, at a catalogue revision. The index keeps the version the tag
@@ -105,23 +107,26 @@ export class SearchMirror {
   private async build(): Promise<SearchSnapshot> {
     const index = new SearchIndex();
     const flagged = new Map<string, string>();
-    let after: string | undefined;
+    const made: StoredTerms[] = [];
     let revision: number | undefined;
-    for (;;) {
-      const page = await this.repository.page(this.tag, after, PAGE_SIZE, ANALYZER_VERSION, this.namespace);
-      // Writes committed while the pages are read are caught up from the first page's revision.
+    await this.repository.all(this.tag, ANALYZER_VERSION, this.namespace, BATCH_SIZE, async (page) => {
+      // Writes committed while the batches are read are caught up from the snapshot's revision.
       revision ??= page.revision;
-      await this.putAll(index, flagged, page.rows);
-      if (page.rows.length < PAGE_SIZE) break;
-      after = page.rows.at(-1)!.name;
+      made.push(...this.putRows(index, flagged, page.rows));
       await yieldToEventLoop();
-    }
+    });
     index.trim();
+    await this.store(made);
     return { revision: revision ?? 0, index, flagged };
   }
 
   private async putAll(index: SearchIndex, flagged: Map<string, string>, rows: SearchRow[]): Promise<void> {
-    const made: { versionId: string; searchTerms: string }[] = [];
+    await this.store(this.putRows(index, flagged, rows));
+  }
+
+  /** Puts rows into the index; answers the terms it had to make (rows stored without current ones). */
+  private putRows(index: SearchIndex, flagged: Map<string, string>, rows: SearchRow[]): StoredTerms[] {
+    const made: StoredTerms[] = [];
     for (const row of rows) {
       const stored = row.searchTerms;
       const version = this.versionStrings.get(row.version);
@@ -139,8 +144,15 @@ export class SearchMirror {
       made.push({ versionId: row.versionId, searchTerms: encodeTerms(terms) });
       index.put({ name: row.name, terms }, version);
     }
+    return made;
+  }
+
+  /** Stores terms made for older versions, so the next start reads them ready. */
+  private async store(made: StoredTerms[]): Promise<void> {
     // Best effort: the terms are made again at the next start if this fails.
-    if (made.length > 0) await this.repository.storeTerms(made).catch(() => undefined);
+    for (let start = 0; start < made.length; start += BATCH_SIZE) {
+      await this.repository.storeTerms(made.slice(start, start + BATCH_SIZE)).catch(() => undefined);
+    }
   }
 
   private keep(snapshot: SearchSnapshot): SearchSnapshot {

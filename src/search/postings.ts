@@ -13,9 +13,35 @@ export const COUNTS = (1 << COUNT_BITS) - 1;
 /** Slots one index can number (compaction renumbers them from 0). */
 export const MAX_SLOTS = 2 ** (32 - COUNT_BITS);
 
+/** Slots a catalogue has before a term's postings may be held dense (small indexes stay as they are). */
+export const DENSE_FROM_SLOTS = 4096;
+
+/**
+ * Dense postings grow by this many slots at a time: a quarter more of a million slots would be half
+ * a megabyte kept for growth in each common term's array.
+ */
+const DENSE_CHUNK = 16_384;
+
+function denseSize(slots: number): number {
+  return Math.ceil(slots / DENSE_CHUNK) * DENSE_CHUNK;
+}
+
+/**
+ * The size of an array that must hold `needed` items after holding `held`: a quarter more. Every
+ * publish adds a posting or a slot, and exact sizes would copy a long list on each; doubling would
+ * keep up to twice the room a large catalogue needs.
+ */
+export function grownSize(held: number, needed: number): number {
+  return Math.max(needed, Math.ceil(held * 1.25), Math.ceil(needed * 1.25), 16);
+}
+
 /**
  * The postings of one term: document slots in increasing order, each followed by its packed counts, in
  * one array (one object per term matters: most terms of a large catalogue occur in one or two skills).
+ *
+ * A term more than half of a large catalogue's slots hold is held dense instead: its packed counts
+ * by slot (0 where the term is absent), two bytes a slot rather than four a posting. Such terms are
+ * few, but they hold most postings (a catalogue's common words), and every publish adds to them.
  */
 export class Postings {
   /**
@@ -23,6 +49,8 @@ export class Postings {
    * occur in one skill: theirs is kept in `first`, and the array is made for the second.
    */
   data: Uint32Array | undefined;
+  /** Held dense: packed counts by slot (data is undefined then). */
+  dense: Uint16Array | undefined;
   first = 0;
   length = 0;
 
@@ -49,18 +77,47 @@ export class Postings {
     return this.length;
   }
 
-  /** The i-th posting word. */
+  /** The i-th posting word (not for postings held dense: see forEach). */
   at(index: number): number {
     return this.data ? this.data[index]! : this.first;
   }
 
+  /** Each posting's slot and packed counts, slots increasing. */
+  forEach(visit: (slot: number, packed: number) => void): void {
+    const dense = this.dense;
+    if (dense) {
+      for (let slot = 0; slot < dense.length; slot++) if (dense[slot] !== 0) visit(slot, dense[slot]!);
+      return;
+    }
+    for (let at = 0; at < this.length; at++) {
+      const entry = this.at(at);
+      visit(entry >>> COUNT_BITS, entry & COUNTS);
+    }
+  }
+
   push(slot: number, packed: number): void {
+    let dense = this.dense;
+    if (dense) {
+      if (slot >= dense.length) {
+        const grown = new Uint16Array(denseSize(slot + 1));
+        grown.set(dense);
+        this.dense = dense = grown;
+      }
+      dense[slot] = packed;
+      this.length += 1;
+      return;
+    }
     const entry = Postings.word(slot, packed);
     if (this.length === 0) {
       this.first = entry;
     } else {
       if (!this.data || this.length === this.data.length) {
-        const grown = new Uint32Array(Math.max(2, Math.ceil(this.length * 1.5)));
+        if (this.shouldBeDense(slot + 1, this.length + 1)) {
+          this.makeDense(slot + 1);
+          this.push(slot, packed);
+          return;
+        }
+        const grown = new Uint32Array(grownSize(this.length, this.length + 1));
         if (this.data) grown.set(this.data);
         else grown[0] = this.first;
         this.data = grown;
@@ -70,13 +127,20 @@ export class Postings {
     this.length += 1;
   }
 
-  /** Gives back the room kept for growth (after a bulk build). */
-  trim(): void {
-    if (this.data && this.data.length > this.length) this.data = this.data.slice(0, this.length);
+  /** Gives back the room kept for growth (after a bulk build), held dense when that is smaller. */
+  trim(slots: number): void {
+    if (this.dense) {
+      // Fewer than a quarter of the slots now (after a compaction): back to a list.
+      if (this.length * 4 < slots) this.makeSparse();
+      return;
+    }
+    if (this.shouldBeDense(slots, this.length)) this.makeDense(slots);
+    else if (this.data && this.data.length > this.length) this.data = this.data.slice(0, this.length);
   }
 
   /** The packed counts of `slot`, or 0 when the term is not in it. */
   find(slot: number): number {
+    if (this.dense) return this.dense[slot] ?? 0;
     let low = 0;
     let high = this.length - 1;
     while (low <= high) {
@@ -89,4 +153,56 @@ export class Postings {
     }
     return 0;
   }
+
+  /** Over half of a large catalogue's slots: two bytes a slot beat four a posting. */
+  private shouldBeDense(slots: number, length: number): boolean {
+    return slots >= DENSE_FROM_SLOTS && length * 2 > slots;
+  }
+
+  private makeDense(slots: number): void {
+    const dense = new Uint16Array(denseSize(slots));
+    for (let at = 0; at < this.length; at++) {
+      const entry = this.at(at);
+      dense[entry >>> COUNT_BITS] = entry & COUNTS;
+    }
+    this.dense = dense;
+    this.data = undefined;
+  }
+
+  private makeSparse(): void {
+    const data = new Uint32Array(this.length);
+    let at = 0;
+    this.forEach((slot, packed) => {
+      data[at++] = Postings.word(slot, packed);
+    });
+    this.length = at;
+    this.first = data[0] ?? 0;
+    this.data = data;
+    this.dense = undefined;
+  }
+}
+
+/** What an index's postings hold, for sizing (the benches). */
+export interface PostingStats {
+  postings: number;
+  /** Terms whose postings are arrays (the rest hold their one posting in the dictionary). */
+  listTerms: number;
+  denseTerms: number;
+  /** Bytes of the postings' arrays. */
+  postingBytes: number;
+}
+
+export function postingStats(held: Iterable<Postings | number>): PostingStats {
+  const stats = { postings: 0, listTerms: 0, denseTerms: 0, postingBytes: 0 };
+  for (const list of held) {
+    if (typeof list === 'number') {
+      stats.postings += 1;
+      continue;
+    }
+    stats.postings += list.length;
+    if (list.dense) stats.denseTerms += 1;
+    else stats.listTerms += 1;
+    stats.postingBytes += list.dense?.byteLength ?? list.data?.byteLength ?? 0;
+  }
+  return stats;
 }

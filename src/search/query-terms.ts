@@ -157,3 +157,18 @@ function withoutUbiquitous(terms: QueryTerm[], slots: number): QueryTerm[] {
   if (slots < 100) return terms;
   return terms.filter(({ postings }) => postings.df < UBIQUITOUS_SHARE * slots);
 }
+
+/**
+ * The request's weight that coverage is measured against: every term's, but a phrase's translations
+ * once (a skill can match at most the best of them).
+ */
+export function requestWeight(terms: readonly QueryTerm[], idfs: readonly number[]): number {
+  let total = 0;
+  const translations = new Map<number, number>();
+  terms.forEach(({ unit, translation }, t) => {
+    if (translation) translations.set(unit, Math.max(translations.get(unit) ?? 0, idfs[t]!));
+    else total += idfs[t]!;
+  });
+  for (const weight of translations.values()) total += weight;
+  return total;
+}

@@ -1,8 +1,18 @@
 import { distance } from 'fastest-levenshtein';
 import { type AnalyzedWord, isCjkTerm } from './analyze.js';
 import { FIELDS, type Field, type SearchDocument, type TermVisitor } from './document.js';
-import { COUNT_BITS, COUNTS, MASK, MAX_SLOTS, Postings, SHIFT } from './postings.js';
-import { type QueryTerm, queryTerms, type TermSource, uniqueTerms } from './query-terms.js';
+import {
+  COUNT_BITS,
+  COUNTS,
+  grownSize,
+  MASK,
+  MAX_SLOTS,
+  type PostingStats,
+  Postings,
+  postingStats,
+  SHIFT,
+} from './postings.js';
+import { type QueryTerm, queryTerms, requestWeight, type TermSource, uniqueTerms } from './query-terms.js';
 import { bestOf } from './top-k.js';
 
 /**
@@ -70,6 +80,9 @@ export interface SearchOptions {
   literal?: boolean;
 }
 
+/** A field's length in terms is counted up to this (the body's first BODY_TERM_LIMIT words count). */
+const MAX_FIELD_LENGTH = 0xffff;
+
 /**
  * Postings at least this long are read for the skills already found alone, once no other skill can
  * reach the first results any more (MaxScore-style pruning); shorter ones are always read whole.
@@ -101,8 +114,8 @@ export class SearchIndex implements TermSource {
   private names: (string | undefined)[] = [];
   /** By slot: the version of the skill its terms are of, when the owner gave one (version strings shared). */
   private versions: (string | undefined)[] = [];
-  /** By slot: field lengths in terms, FIELDS.length per slot. */
-  private lengths = new Float32Array(64);
+  /** By slot: field lengths in terms (at most MAX_FIELD_LENGTH), FIELDS.length per slot. */
+  private lengths = new Uint16Array(64);
   private readonly slotOf = new Map<string, number>();
   private readonly totals = new Float64Array(FIELDS.length);
   private dead = 0;
@@ -139,15 +152,25 @@ export class SearchIndex implements TermSource {
   }
 
   /** Terms and postings held, for sizing. */
-  stats(): { terms: number; postings: number; slots: number } {
-    let postings = 0;
-    for (const list of this.dictionary.values()) postings += typeof list === 'number' ? 1 : list.length;
-    return { terms: this.dictionary.size, postings, slots: this.names.length };
+  stats(): PostingStats & { terms: number; slots: number; slotBytes: number } {
+    const perSlot = [this.lengths, this.factors, this.scores, this.matches, this.touchedMarks];
+    const translations = [this.unitBest, this.unitIdf, this.translated, this.translatedIdf];
+    return {
+      terms: this.dictionary.size,
+      slots: this.names.length,
+      ...postingStats(this.dictionary.values()),
+      /** Bytes of the per-slot arrays (field lengths and factors, a search's scratch). */
+      slotBytes: [...perSlot, ...translations, this.translatedUnits].reduce(
+        (sum, a) => sum + a.byteLength,
+        0,
+      ),
+    };
   }
 
   /** Gives back the room postings keep for growth: after building from many skills at once. */
   trim(): void {
-    for (const postings of this.dictionary.values()) if (typeof postings !== 'number') postings.trim();
+    const slots = this.names.length;
+    for (const postings of this.dictionary.values()) if (typeof postings !== 'number') postings.trim(slots);
   }
 
   has(name: string): boolean {
@@ -189,14 +212,14 @@ export class SearchIndex implements TermSource {
     this.versions.push(version);
     this.slotOf.set(name, slot);
     if (this.lengths.length < (slot + 1) * FIELDS.length) {
-      const lengths = new Float32Array(this.lengths.length * 2);
+      const lengths = new Uint16Array(grownSize(this.lengths.length, (slot + 1) * FIELDS.length));
       lengths.set(this.lengths);
       this.lengths = lengths;
     }
     const packed = new Map<string, number>();
     const base = slot * FIELDS.length;
     terms((f, term, count) => {
-      this.lengths[base + f]! += count;
+      this.lengths[base + f] = Math.min(this.lengths[base + f]! + count, MAX_FIELD_LENGTH);
       const bits = Math.min(count, MASK[f]!) << SHIFT[f]!;
       packed.set(term, ((packed.get(term) ?? 0) | bits) >>> 0);
     });
@@ -264,11 +287,11 @@ export class SearchIndex implements TermSource {
         candidatesOnly = remaining < this.kthLowerBound(touched, wanted, totalIdf, options.accept);
       }
       remaining -= idf * (k1 + 1 + nameMatch);
-      const data = postings.data;
-      const first = postings.first;
-      // Few candidates against a long list: look each one up rather than read the whole list.
-      const lookUp = candidatesOnly && touched.length * 24 < postings.length;
-      const steps = lookUp ? touched.length : postings.length;
+      const { data, dense, first } = postings;
+      // Few candidates against a long list: look each one up rather than read the whole list (a
+      // dense one answers a lookup at once).
+      const lookUp = candidatesOnly && touched.length * (dense ? 1 : 24) < postings.length;
+      const steps = lookUp ? touched.length : dense ? Math.min(dense.length, slots) : postings.length;
       for (let step = 0; step < steps; step++) {
         let slot: number;
         let packed: number;
@@ -276,6 +299,11 @@ export class SearchIndex implements TermSource {
           slot = touched[step]!;
           packed = postings.find(slot);
           if (packed === 0 || this.names[slot] === undefined) continue;
+        } else if (dense) {
+          slot = step;
+          packed = dense[step]!;
+          if (packed === 0) continue;
+          if (candidatesOnly ? isTouched[slot] === 0 : this.names[slot] === undefined) continue;
         } else {
           const entry = data ? data[step]! : first;
           slot = entry >>> COUNT_BITS;
@@ -370,9 +398,7 @@ export class SearchIndex implements TermSource {
   /** Per-slot arrays a search adds into, at least `slots` long (zeroed again after each search). */
   private ensureScratch(slots: number): void {
     if (this.scores.length >= slots) return;
-    // Grown by a quarter at a time: every publish adds a slot, and reallocating to the exact count
-    // would make the first search after each one pay for arrays the size of the catalogue.
-    const size = Math.max(slots, Math.ceil(this.scores.length * 1.25), 1024);
+    const size = grownSize(this.scores.length, slots);
     this.scores = new Float64Array(size);
     this.matches = new Float64Array(size);
     this.touchedMarks = new Uint8Array(size);
@@ -416,7 +442,7 @@ export class SearchIndex implements TermSource {
     const stale = !made || average.some((value, f) => Math.abs(value - made[f]!) > made[f]! * 0.02);
     const slots = this.names.length;
     if (stale || this.factors.length < slots * FIELDS.length) {
-      const factors = new Float32Array(Math.max(64, slots * 2) * FIELDS.length);
+      const factors = new Float32Array(grownSize(this.factors.length, slots * FIELDS.length));
       if (!stale) factors.set(this.factors);
       this.factors = factors;
       if (stale) this.factorsUpTo = 0;
@@ -528,7 +554,7 @@ export class SearchIndex implements TermSource {
     const renumber = new Int32Array(this.names.length).fill(-1);
     const names: string[] = [];
     const versions: (string | undefined)[] = [];
-    const lengths = new Float32Array(Math.max(64, this.slotOf.size * FIELDS.length * 2));
+    const lengths = new Uint16Array(grownSize(0, this.slotOf.size * FIELDS.length));
     this.names.forEach((name, slot) => {
       if (name === undefined) return;
       renumber[slot] = names.length;
@@ -539,14 +565,11 @@ export class SearchIndex implements TermSource {
       names.push(name);
     });
     for (const [term, held] of this.dictionary) {
-      const postings = Postings.of(held);
       const kept = new Postings();
-      for (let at = 0; at < postings.length; at++) {
-        const entry = postings.at(at);
-        const slot = renumber[entry >>> COUNT_BITS]!;
-        if (slot >= 0) kept.push(slot, entry & COUNTS);
-      }
-      kept.trim();
+      Postings.of(held).forEach((slot, packed) => {
+        if (renumber[slot]! >= 0) kept.push(renumber[slot]!, packed);
+      });
+      kept.trim(names.length);
       if (kept.length === 0) this.dictionary.delete(term);
       else this.dictionary.set(term, kept.length === 1 ? kept.first : kept);
     }
@@ -561,21 +584,6 @@ export class SearchIndex implements TermSource {
 }
 
 export { uniqueTerms } from './query-terms.js';
-
-/**
- * The request's weight that coverage is measured against: every term's, but a phrase's translations
- * once (a skill can match at most the best of them).
- */
-function requestWeight(terms: readonly QueryTerm[], idfs: readonly number[]): number {
-  let total = 0;
-  const translations = new Map<number, number>();
-  terms.forEach(({ unit, translation }, t) => {
-    if (translation) translations.set(unit, Math.max(translations.get(unit) ?? 0, idfs[t]!));
-    else total += idfs[t]!;
-  });
-  for (const weight of translations.values()) total += weight;
-  return total;
-}
 
 /** BM25's inverse document frequency of a term `df` of `slots` skills hold. */
 function idfOf(slots: number, df: number): number {

@@ -5,6 +5,7 @@ import { ReadCache } from '../cache/read-cache.js';
 import { RESPONSE_CACHE_SHARE } from '../cache/response-cache.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/client.js';
+import { DEFAULT_NAMESPACE } from '../domain/scope.js';
 import { RepositoryCache } from '../git/repository-cache.js';
 import { ArchivesRepository } from '../storage/archives-repository.js';
 import { AuditRepository } from '../storage/audit-repository.js';
@@ -106,9 +107,19 @@ export interface Registry {
   clawhub: ClawHubService;
   /** Stores the prompt entry counts of older versions (see prompt-tokens.ts); answers how many. */
   fillPromptTokens(): Promise<number>;
+  /**
+   * Reads what every replica keeps in memory for `default` (the search index, then the agent catalogue
+   * copy, which holds the index's strings for names), so neither the first search nor the first prompt
+   * waits for it. A part that fails is reported and left to the first request that needs it.
+   */
+  warm(report: (part: WarmPart, outcome: { ms: number; error?: unknown }) => void): Promise<void>;
+  /** True while warm() or the search index's own warm-up runs: GET /readyz answers 503. */
+  readonly warming: boolean;
   /** Writes pending loads and lets go of the caches (the database stays open). */
   close(): Promise<void>;
 }
+
+export type WarmPart = 'search index' | 'agent catalogue';
 
 export async function openRegistry(options: {
   config: Config;
@@ -190,6 +201,7 @@ export async function openRegistry(options: {
     installed,
   );
   const bundles = new BundleService(reads, archives);
+  let warmingNow = false;
   return {
     config,
     database,
@@ -221,6 +233,29 @@ export async function openRegistry(options: {
     git: new GitRepositoryService(reads, installed, gitCache),
     clawhub: new ClawHubService(reads, search, skills, installed),
     fillPromptTokens: () => fillPromptTokens(repositories.catalogue),
+    async warm(report) {
+      warmingNow = true;
+      try {
+        const parts: [WarmPart, () => Promise<unknown>][] = [
+          ['search index', () => search.warm()],
+          ['agent catalogue', () => catalogues.mirror(DEFAULT_NAMESPACE).snapshot()],
+        ];
+        for (const [part, read] of parts) {
+          const started = Date.now();
+          try {
+            await read();
+            report(part, { ms: Date.now() - started });
+          } catch (error) {
+            report(part, { ms: Date.now() - started, error });
+          }
+        }
+      } finally {
+        warmingNow = false;
+      }
+    },
+    get warming() {
+      return warmingNow || search.warming;
+    },
     async close() {
       await loads.flush();
       catalogues.close();

@@ -75,14 +75,18 @@ export class SigningService {
 
   /** Signs every version stored without an envelope; answers how many. */
   async backfill(): Promise<number> {
+    if (await this.repository.allSigned()) return 0;
     let signed = 0;
+    let after: string | undefined;
     for (;;) {
-      const batch = await this.repository.unsigned(BACKFILL_BATCH);
-      if (batch.length === 0) return signed;
+      const { versions, last } = await this.repository.unsignedAfter(after, BACKFILL_BATCH);
+      if (last === undefined) return signed;
+      after = last;
+      if (versions.length === 0) continue;
       await this.repository.store(
-        batch.map((version) => ({ versionId: version.id, kid: this.kid, envelope: this.sign(version) })),
+        versions.map((version) => ({ versionId: version.id, kid: this.kid, envelope: this.sign(version) })),
       );
-      signed += batch.length;
+      signed += versions.length;
     }
   }
 

@@ -4,6 +4,7 @@ import { distTags, skills, skillVersions } from '../db/schema.js';
 import { BadRequestError } from '../domain/app-errors.js';
 import { DEFAULT_NAMESPACE } from '../domain/scope.js';
 import type { Verdict } from '../scan/types.js';
+import { readInBatches } from './bulk-read.js';
 import { preparedStatement } from './prepared.js';
 import {
   LATEST,
@@ -284,7 +285,7 @@ export class CatalogueRepository {
     const changed = since
       ? sql`${skills.namespace} = ${namespace} and (${skills.changedRevision} > ${since.revision} or ${skills.loadedRevision} > ${since.loadsRevision})`
       : sql`${skills.namespace} = ${namespace}`;
-    return this.agentCatalogueRows(tag, changed, { removedToo: since !== undefined });
+    return this.agentCatalogueRows(tag, changed, since !== undefined);
   }
 
   /**
@@ -293,67 +294,56 @@ export class CatalogueRepository {
    * its rows are never all in memory at once (AgentCatalogueMirror catches up from the first page's
    * revisions, which covers whatever was written while the pages were read).
    */
-  async agentCataloguePage(
+  /**
+   * Every entry `tag` points at a version of, `batch` at a time in no particular order, in one
+   * snapshot: each batch with the revisions read in that snapshot (see readInBatches: `onBatch` must
+   * not wait for another statement).
+   */
+  async agentCatalogueAll(
     tag: string,
-    after: string | undefined,
-    limit: number,
-    namespace: string = DEFAULT_NAMESPACE,
-  ): Promise<StateRevisions & { entries: AgentCatalogueEntry[] }> {
-    const where =
-      after === undefined
-        ? sql`${skills.namespace} = ${namespace}`
-        : sql`${skills.namespace} = ${namespace} and ${skills.name} > ${after}`;
-    const { revision, loadsRevision, entries } = await this.agentCatalogueRows(tag, where, {
-      removedToo: false,
-      page: sql`order by ${skills.name} limit ${limit}`,
+    namespace: string,
+    batch: number,
+    onBatch: (page: StateRevisions & { entries: AgentCatalogueEntry[] }) => void | Promise<void>,
+  ): Promise<void> {
+    const query = this.agentCatalogueQuery(tag, sql`${skills.namespace} = ${namespace}`, false);
+    await readInBatches<AgentCatalogueRawRow>(this.db, query, batch, (rows) => {
+      const { revision, loadsRevision, entries } = agentCatalogueOf(rows);
+      return onBatch({ revision, loadsRevision, entries });
     });
-    return { revision, loadsRevision, entries };
   }
 
   private async agentCatalogueRows(
     tag: string,
     where: SQL,
-    options: { removedToo: boolean; page?: SQL },
+    removedToo: boolean,
   ): Promise<AgentCatalogueDelta> {
-    const result = await this.db.execute(
-      withStateRevision(sql`
-        select ${skills.name} as name, ${skillVersions.description} as description,
-          ${skillVersions.version} as version, ${skillVersions.digest} as digest,
-          ${skillVersions.frontmatter} ->> 'disable-model-invocation' as flag,
+    const result = await this.db.execute(this.agentCatalogueQuery(tag, where, removedToo));
+    return agentCatalogueOf((result as unknown as { rows: AgentCatalogueRawRow[] }).rows);
+  }
+
+  /**
+   * The copy's rows (AgentCatalogueMirror): the description and digest only of versions without stored
+   * prompt counts ('' otherwise), which is all the copy keeps of them; a million descriptions read
+   * only to be dropped were most of what its first read carried.
+   */
+  private agentCatalogueQuery(tag: string, where: SQL, removedToo: boolean): SQL {
+    const counted = sql`(${skillVersions.tokensPromptXml} is not null and ${skillVersions.tokensPromptMarkdown} is not null and ${skillVersions.tokensPromptName} is not null)`;
+    return withStateRevision(sql`
+      select ${skills.name} as name,
+        case when ${counted} then '' else ${skillVersions.description} end as description,
+        ${skillVersions.version} as version,
+        case when ${counted} then '' else ${skillVersions.digest} end as digest,
+        ${skillVersions.frontmatter} ->> 'disable-model-invocation' as flag,
         ${skillVersions.scanVerdict} as scan_verdict,
-          ${skillVersions.tokensBody} as tokens_body, ${skills.lastLoadedAt} as last_loaded_at,
+        ${skillVersions.tokensBody} as tokens_body, ${skills.lastLoadedAt} as last_loaded_at,
         ${skills.loadCount} as load_count,
-          ${promptTokenSelection()}
-        from ${skills}
-        ${options.removedToo ? sql`left` : sql`inner`} join ${distTags}
-          on ${distTags.skillId} = ${skills.id} and ${distTags.tag} = ${tag}
-        left join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId} and ${listedVersion()}
-        where ${where}
-        ${options.page ?? sql``}
-      `),
-    );
-    const rows = (
-      result as unknown as {
-        rows: (Partial<AgentCatalogueRow> & { state_revision: string; state_loads_revision: string })[];
-      }
-    ).rows;
-    const entries: AgentCatalogueEntry[] = [];
-    const removed: string[] = [];
-    for (const row of rows) {
-      if (row.name == null) continue; // the state row alone: nothing changed
-      if (row.version == null) {
-        removed.push(row.name);
-        continue;
-      }
-      entries.push(agentEntryOf(row as AgentCatalogueRow));
-    }
-    const [first] = rows;
-    const revisions = {
-      revision: Number(first?.state_revision ?? 0),
-      loadsRevision: Number(first?.state_loads_revision ?? 0),
-    };
-    releaseRows(rows);
-    return { ...revisions, entries, removed };
+        ${promptTokenSelection()}
+      from ${skills}
+      ${removedToo ? sql`left` : sql`inner`} join ${distTags}
+        on ${distTags.skillId} = ${skills.id} and ${distTags.tag} = ${tag}
+      left join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId} and ${listedVersion()}
+      where ${where}
+    `);
   }
 
   /** The descriptions of the given versions, by skill name (one version per name). */
@@ -529,4 +519,30 @@ function catalogueColumns(tagsOfVersion: SQL<string[]>) {
     versionId: skillVersions.id,
     totalSize: skillVersions.totalSize,
   };
+}
+
+type AgentCatalogueRawRow = Partial<AgentCatalogueRow> & {
+  state_revision: string;
+  state_loads_revision: string;
+};
+
+/** Entries and removed names of agent catalogue rows, with the revisions read with them; lets the rows go. */
+function agentCatalogueOf(rows: AgentCatalogueRawRow[]): AgentCatalogueDelta {
+  const entries: AgentCatalogueEntry[] = [];
+  const removed: string[] = [];
+  for (const row of rows) {
+    if (row.name == null) continue; // the state row alone: nothing changed
+    if (row.version == null) {
+      removed.push(row.name);
+      continue;
+    }
+    entries.push(agentEntryOf(row as AgentCatalogueRow));
+  }
+  const [first] = rows;
+  const revisions = {
+    revision: Number(first?.state_revision ?? 0),
+    loadsRevision: Number(first?.state_loads_revision ?? 0),
+  };
+  releaseRows(rows);
+  return { ...revisions, entries, removed };
 }

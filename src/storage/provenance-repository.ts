@@ -1,4 +1,4 @@
-import { eq, isNotNull, isNull, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { attestations, signingKeys, skills, skillVersions } from '../db/schema.js';
 import type { OidcPublisher } from '../wire/types.js';
@@ -112,16 +112,48 @@ export class ProvenanceRepository {
     return row ? attestedOf(row) : undefined;
   }
 
-  /** Versions without an envelope (stored before signing existed), `limit` at a time. */
-  async unsigned(limit: number): Promise<AttestedVersion[]> {
+  /**
+   * Whether every version has its envelope: as many envelopes as versions (an envelope belongs to
+   * one version and goes with it), two counts over primary keys rather than a search for the missing.
+   */
+  async allSigned(): Promise<boolean> {
+    const result = await this.db.execute(sql`
+      select (select count(*) from ${skillVersions}) = (select count(*) from ${attestations}) as all_signed`);
+    return (result as unknown as { rows: { all_signed: boolean }[] }).rows[0]?.all_signed === true;
+  }
+
+  /**
+   * The versions without an envelope among the `limit` versions by id after `after`, and the last id
+   * of those: each window walks the primary key from where the last ended, so a backfill reads every
+   * version once, where asking for the first `limit` unsigned ones read the whole table each time.
+   */
+  async unsignedAfter(
+    after: string | undefined,
+    limit: number,
+  ): Promise<{ versions: AttestedVersion[]; last: string | undefined }> {
+    const window = await this.db
+      .select({ id: skillVersions.id })
+      .from(skillVersions)
+      .where(after === undefined ? undefined : gt(skillVersions.id, after))
+      .orderBy(skillVersions.id)
+      .limit(limit);
+    const last = window.at(-1)?.id;
+    if (last === undefined) return { versions: [], last };
     const rows = await this.db
       .select(attestedColumns)
       .from(skillVersions)
       .innerJoin(skills, eq(skills.id, skillVersions.skillId))
       .leftJoin(attestations, eq(attestations.versionId, skillVersions.id))
-      .where(isNull(attestations.versionId))
-      .orderBy(skillVersions.id)
-      .limit(limit);
-    return rows.map(attestedOf);
+      .where(
+        and(
+          isNull(attestations.versionId),
+          inArray(
+            skillVersions.id,
+            window.map((row) => row.id),
+          ),
+        ),
+      )
+      .orderBy(skillVersions.id);
+    return { versions: rows.map(attestedOf), last };
   }
 }

@@ -1,7 +1,8 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { distTags, searchFeedback, skills, skillVersions } from '../db/schema.js';
 import { DEFAULT_NAMESPACE } from '../domain/scope.js';
+import { readInBatches } from './bulk-read.js';
 import { releaseRows, withStateRevision } from './records.js';
 
 /** One tagged version as the search index reads it. */
@@ -55,25 +56,24 @@ export class SearchRepository {
   constructor(private readonly db: Db) {}
 
   /**
-   * The versions `tag` points at, `limit` skills by name after `after`. Texts are read only for rows
-   * whose stored terms are missing or were made by another analyzer version.
+   * Every version `tag` points at, `batch` at a time in no particular order, in one snapshot: each
+   * batch with the catalogue revision read in that snapshot (see readInBatches: `onBatch` must not
+   * wait for another statement). Texts are read only for rows whose stored terms are missing or were
+   * made by another analyzer version.
    */
-  async page(
+  async all(
     tag: string,
-    after: string | undefined,
-    limit: number,
     analyzer: number,
-    namespace: string = DEFAULT_NAMESPACE,
-  ): Promise<SearchRowsPage> {
-    const rows = await this.read(
-      namespace,
-      tag,
-      analyzer,
-      sql`inner`,
-      after === undefined ? sql`true` : sql`${skills.name} > ${after}`,
-      sql`order by ${skills.name} limit ${limit}`,
+    namespace: string,
+    batch: number,
+    onBatch: (page: SearchRowsPage) => void | Promise<void>,
+  ): Promise<void> {
+    await readInBatches<RawSearchRow>(
+      this.db,
+      this.query(namespace, tag, analyzer, sql`inner`, sql`true`, sql``),
+      batch,
+      (rows) => onBatch({ revision: Number(rows[0]?.state_revision ?? 0), rows: searchRowsOf(rows) }),
     );
-    return { revision: Number(rows[0]?.state_revision ?? 0), rows: searchRowsOf(rows) };
   }
 
   /** Every skill written since `revision`: its current version under `tag`, or removed. */
@@ -141,13 +141,17 @@ export class SearchRepository {
     namespace: string,
     tag: string,
     analyzer: number,
-    join: ReturnType<typeof sql>,
-    where: ReturnType<typeof sql>,
-    tail: ReturnType<typeof sql>,
+    join: SQL,
+    where: SQL,
+    tail: SQL,
   ): Promise<RawSearchRow[]> {
+    const result = await this.db.execute(this.query(namespace, tag, analyzer, join, where, tail));
+    return (result as unknown as { rows: RawSearchRow[] }).rows;
+  }
+
+  private query(namespace: string, tag: string, analyzer: number, join: SQL, where: SQL, tail: SQL): SQL {
     const stale = sql`(${skillVersions.searchTerms} is null or ${skillVersions.searchTerms} not like ${`${analyzer}\n%`})`;
-    const result = await this.db.execute(
-      withStateRevision(sql`
+    return withStateRevision(sql`
         select ${skillVersions.id} as version_id, ${skills.name} as name, ${skillVersions.version} as version,
           ${skillVersions.searchTerms} as search_terms,
           case when ${stale} then ${skillVersions.description} end as description,
@@ -158,9 +162,7 @@ export class SearchRepository {
         left join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId}
         where ${skills.namespace} = ${namespace} and (${where})
         ${tail}
-      `),
-    );
-    return (result as unknown as { rows: RawSearchRow[] }).rows;
+      `);
   }
 }
 

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/context.js';
@@ -329,7 +329,15 @@ describe("the image's commands, run here", () => {
     const server = spawnCommand(dockerfile.cmd, env, workdir.path);
     try {
       await waitForLive(`http://127.0.0.1:${port}`, server);
-      const ready = await (await fetch(`http://127.0.0.1:${port}/readyz`)).json();
+      // Ready once the search index and the agent catalogue are read (503 until then).
+      const ready = await vi.waitFor(
+        async () => {
+          const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+          expect(res.status).toBe(200);
+          return res.json();
+        },
+        { timeout: 30_000, interval: 100 },
+      );
       expect(ready).toEqual({ status: 'ok', database: testDatabase.url ? 'postgres' : 'pglite' });
       // The migrations and the seed skills were found where the image puts them.
       const catalogue = await (await fetch(`http://127.0.0.1:${port}/skills`)).json();

@@ -3,7 +3,8 @@
  * the limits of a request and readiness while the index is built.
  */
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { DEFAULT_NAMESPACE } from '../../src/domain/scope.js';
 import { uniqueName } from '../helpers/bundles.js';
 import { adminAuth, createTestApp, type TestApp } from '../helpers/context.js';
 
@@ -91,6 +92,39 @@ describe('search service', () => {
     expect(ctx.app.registry.search.warming).toBe(true);
     await warming;
     expect(ctx.app.registry.search.warming).toBe(false);
+    expect((await ctx.app.inject('/readyz')).statusCode).toBe(200);
+  });
+
+  it('is not ready until the agent catalogue is read too, and says which part was read', async () => {
+    const parts: string[] = [];
+    // The copy's read is held until the readiness check has answered.
+    const mirror = ctx.app.registry.agents.catalogues.mirror(DEFAULT_NAMESPACE);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const original = mirror.snapshot.bind(mirror);
+    const read = vi.spyOn(mirror, 'snapshot').mockImplementation(async () => {
+      await held;
+      return original();
+    });
+    const warming = ctx.app.registry.warm((part, { error }) => {
+      expect(error).toBeUndefined();
+      parts.push(part);
+    });
+    try {
+      expect(ctx.app.registry.warming).toBe(true);
+      await vi.waitFor(() => expect(parts).toEqual(['search index']));
+      const early = await ctx.app.inject('/readyz');
+      expect(early.statusCode).toBe(503);
+      expect(early.json().detail).toMatch(/search index and the agent catalogue/);
+    } finally {
+      release();
+      read.mockRestore();
+    }
+    await warming;
+    expect(parts).toEqual(['search index', 'agent catalogue']);
+    expect(ctx.app.registry.warming).toBe(false);
     expect((await ctx.app.inject('/readyz')).statusCode).toBe(200);
   });
 });

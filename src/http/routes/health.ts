@@ -28,7 +28,7 @@ const healthRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, 
         tags: ['operations'],
         summary: 'Readiness',
         description:
-          'The database answers and the search index is built (at start it is read once: until then searches would wait for it); load balancers should send traffic only while this is 200.',
+          'The database answers and what the service keeps in memory is read (at start the search index and the agent catalogue are read once: until then searches and prompts would wait for them); load balancers should send traffic only while this is 200.',
         operationId: 'readyz',
         response: {
           200: readinessSchema,
@@ -40,12 +40,12 @@ const healthRoutes: FastifyPluginAsyncZod<{ registry: Registry }> = async (app, 
     async (request, reply) => {
       try {
         await database.ping();
-        if (registry.search.warming) {
+        if (registry.warming) {
           return sendProblem(
             reply,
             503,
             'Service Unavailable',
-            'the search index is being built from the catalogue (it is read once at start); try again in a few seconds',
+            'the search index and the agent catalogue are being read (once, at start); try again in a few seconds',
           );
         }
         return { status: 'ok' as const, database: database.kind };

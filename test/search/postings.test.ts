@@ -1,0 +1,126 @@
+/**
+ * Postings held dense (a term more than half of a large catalogue's skills hold: counts by slot) must
+ * answer exactly as the list they replace: the same postings, the same scores, through growth,
+ * replacement and compaction.
+ */
+import { describe, expect, it } from 'vitest';
+import { type SearchableSkill, searchDocument } from '../../src/search/document.js';
+import { COUNT_BITS, DENSE_FROM_SLOTS, Postings } from '../../src/search/postings.js';
+import { SearchIndex } from '../../src/search/search-index.js';
+
+/** A fixed pseudo-random sequence, so a failure can be replayed. */
+function sequence(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1_103_515_245 + 12_345) >>> 0;
+    return state >>> 8;
+  };
+}
+
+function postingsOf(postings: Postings): [number, number][] {
+  const seen: [number, number][] = [];
+  postings.forEach((slot, packed) => {
+    seen.push([slot, packed]);
+  });
+  return seen;
+}
+
+describe('postings held dense', () => {
+  it('hold the same postings as a list, found by slot, once most slots have the term', () => {
+    const next = sequence(7);
+    const postings = new Postings();
+    const expected = new Map<number, number>();
+    const slots = DENSE_FROM_SLOTS * 3;
+    for (let slot = 0; slot < slots; slot++) {
+      if (next() % 10 >= 7) continue;
+      const packed = 1 + (next() % ((1 << COUNT_BITS) - 1));
+      postings.push(slot, packed);
+      expected.set(slot, packed);
+    }
+    postings.trim(slots);
+    expect(postings.dense).toBeDefined();
+    expect(postings.df).toBe(expected.size);
+    expect(postingsOf(postings)).toEqual([...expected]);
+    for (let slot = 0; slot < slots + 10; slot++) expect(postings.find(slot)).toBe(expected.get(slot) ?? 0);
+    // Two bytes a slot (and room to grow) rather than four a posting.
+    expect(postings.dense!.byteLength).toBeLessThan(expected.size * 4);
+
+    // Growing past the room kept, then back to a list once few of many more slots hold it.
+    postings.push(slots * 2, 5);
+    expected.set(slots * 2, 5);
+    expect(postings.find(slots * 2)).toBe(5);
+    postings.trim(slots * 8);
+    expect(postings.dense).toBeUndefined();
+    expect(postingsOf(postings)).toEqual([...expected]);
+    for (const [slot, packed] of expected) expect(postings.find(slot)).toBe(packed);
+  });
+
+  it('stay a list in a small catalogue, or for a term fewer than half the slots hold', () => {
+    const small = new Postings();
+    for (let slot = 0; slot < 100; slot++) small.push(slot, 1);
+    small.trim(100);
+    expect(small.dense).toBeUndefined();
+    const rare = new Postings();
+    for (let slot = 0; slot < DENSE_FROM_SLOTS * 2; slot += 3) rare.push(slot, 1);
+    rare.trim(DENSE_FROM_SLOTS * 2);
+    expect(rare.dense).toBeUndefined();
+  });
+});
+
+describe('a search over a term held dense', () => {
+  /** 6,000 skills: `harbor` in the first 4,000 bodies (a few in descriptions), `quay` in 12 of them. */
+  function catalogue(): SearchableSkill[] {
+    const next = sequence(11);
+    return Array.from({ length: 6_000 }, (_, i) => {
+      const harbor = i < 4_000 ? ' harbor'.repeat(1 + (next() % 4)) : '';
+      const quay = i % 500 === 3 ? ' quay' : '';
+      return {
+        name: `skill-${i}`,
+        description: `Handles task ${i % 97}${i % 50 === 0 ? ' at the harbor' : ''}.`,
+        body: `Steps for the work${harbor}${quay} and more words ${i % 13}.`,
+      };
+    });
+  }
+
+  function hits(index: SearchIndex, query: string, limit: number) {
+    return index.search(query, { limit }).map(({ name, score, matched }) => ({ name, score, matched }));
+  }
+
+  it('ranks and scores exactly as the list it replaced, pruned or read whole', () => {
+    const index = new SearchIndex();
+    // Every skill holding `harbor` comes first, so its postings stay a list while they are put.
+    for (const skill of catalogue()) index.put(searchDocument(skill));
+    expect(index.postingsOf('harbor')!.dense).toBeUndefined();
+    const queries = [
+      ['quay harbor', 5],
+      ['harbor', 20],
+      ['harbor task 12', 10],
+      ['harbour quay', 8],
+    ] as const;
+    const asList = queries.map(([query, limit]) => hits(index, query, limit));
+    index.trim();
+    expect(index.postingsOf('harbor')!.dense).toBeDefined();
+    const asDense = queries.map(([query, limit]) => hits(index, query, limit));
+    expect(asDense).toEqual(asList);
+    // The skills with the rare word first, each with both words where it holds both.
+    expect(asDense[0]!.map((hit) => Number(hit.name.slice('skill-'.length)) % 500)).toEqual([3, 3, 3, 3, 3]);
+    expect(asDense[0]!.some((hit) => hit.matched.length === 2)).toBe(true);
+  });
+
+  it('keeps answering after replacements compact the index', () => {
+    const skills = catalogue();
+    const index = new SearchIndex();
+    for (const skill of skills) index.put(searchDocument(skill));
+    index.trim();
+    const before = hits(index, 'quay harbor', 10).map((hit) => hit.name);
+    // Half the skills replaced by themselves: dead slots past a quarter of all compact the index.
+    for (const skill of skills.slice(0, 3_000)) index.put(searchDocument(skill));
+    expect(index.stats().slots).toBeLessThan(9_000);
+    expect(index.postingsOf('harbor')!.dense).toBeDefined();
+    expect(hits(index, 'quay harbor', 10).map((hit) => hit.name)).toEqual(before);
+    index.remove('skill-3');
+    const after = hits(index, 'quay harbor', 10).map((hit) => hit.name);
+    expect(after).not.toContain('skill-3');
+    expect(after.slice(0, 9)).toEqual(before.filter((name) => name !== 'skill-3'));
+  });
+});
