@@ -48,14 +48,11 @@ class MirroredSkill implements AgentSkill {
     entry: AgentCatalogueEntry,
     readonly version: string,
     name: string,
-    strings: Interner,
   ) {
     this.name = name;
     this.description = entry.description;
-    // Each row brings its own copy of these few values: a million 'pass' strings otherwise.
-    this.disableModelInvocation =
-      entry.disableModelInvocation === null ? null : strings.get(entry.disableModelInvocation);
-    this.scanVerdict = entry.scanVerdict === null ? null : strings.get(entry.scanVerdict);
+    this.disableModelInvocation = entry.disableModelInvocation;
+    this.scanVerdict = entry.scanVerdict;
     this.bodyTokens = entry.tokens.body;
     this.loadedAt = entry.lastLoadedAt?.getTime() ?? -1;
     this.loadCount = entry.loadCount;
@@ -70,7 +67,7 @@ class MirroredSkill implements AgentSkill {
   readonly name: string;
   readonly description: string | undefined;
   readonly disableModelInvocation: string | null;
-  /** 'pass', 'warn' or null: one string for every entry. */
+  /** 'pass', 'warn' or null. */
   readonly scanVerdict: string | null;
   /** One field more per entry (a small integer, held in the field itself): what budgets rank by. */
   readonly loadCount: number;
@@ -110,7 +107,6 @@ export class AgentCatalogueMirror implements AgentCatalogueSource {
   private heldSnapshot: CatalogueSnapshot | undefined;
   private closed = false;
   private readonly catchUps = new SerialCatchUp<CatalogueSnapshot>(() => this.catchUp());
-  /** Version strings, and the few values of the verdict and disable-model-invocation, shared. */
   private readonly versions = new Interner();
 
   constructor(
@@ -209,12 +205,7 @@ export class AgentCatalogueMirror implements AgentCatalogueSource {
     const shared = this.options.sharedName;
     return entries.map(
       (entry) =>
-        new MirroredSkill(
-          entry,
-          this.versions.get(entry.version),
-          shared?.(entry.name) ?? entry.name,
-          this.versions,
-        ),
+        new MirroredSkill(entry, this.versions.get(entry.version), shared?.(entry.name) ?? entry.name),
     );
   }
 
