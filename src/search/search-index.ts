@@ -228,7 +228,7 @@ export class SearchIndex implements TermSource {
       const held = this.dictionary.get(term);
       if (held === undefined) {
         this.dictionary.set(term, Postings.word(slot, bits));
-        this.buckets = undefined;
+        if (this.buckets) addToBucket(this.buckets, term);
       } else {
         const postings = Postings.of(held);
         postings.push(slot, bits);
@@ -527,18 +527,14 @@ export class SearchIndex implements TermSource {
     return best;
   }
 
-  /** Index terms by first letter and length, for typo tolerance; rebuilt after new terms arrive. */
+  /**
+   * Index terms by first letter and length, for typo tolerance: new terms are added as they arrive
+   * (remade over a million terms, the next misspelt request paid a second), remade after compaction.
+   */
   private spellingBuckets(): Map<string, string[]> {
     if (this.buckets) return this.buckets;
     const buckets = new Map<string, string[]>();
-    for (const term of this.dictionary.keys()) {
-      // A misspelt word is read as another word: never as a CJK pair, a number or an identifier.
-      if (isCjkTerm(term) || /\d/.test(term)) continue;
-      const key = bucketOf(term[0]!, term.length);
-      const bucket = buckets.get(key);
-      if (bucket) bucket.push(term);
-      else buckets.set(key, [term]);
-    }
+    for (const term of this.dictionary.keys()) addToBucket(buckets, term);
     this.buckets = buckets;
     return buckets;
   }
@@ -588,6 +584,15 @@ export { uniqueTerms } from './query-terms.js';
 /** BM25's inverse document frequency of a term `df` of `slots` skills hold. */
 function idfOf(slots: number, df: number): number {
   return Math.log(1 + (slots - df + 0.5) / (df + 0.5));
+}
+
+function addToBucket(buckets: Map<string, string[]>, term: string): void {
+  // A misspelt word is read as another word: never as a CJK pair, a number or an identifier.
+  if (isCjkTerm(term) || /\d/.test(term)) return;
+  const key = bucketOf(term[0]!, term.length);
+  const bucket = buckets.get(key);
+  if (bucket) bucket.push(term);
+  else buckets.set(key, [term]);
 }
 
 function bucketOf(first: string, length: number): string {

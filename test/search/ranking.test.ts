@@ -371,6 +371,21 @@ describe('terms one skill holds, and versions', () => {
   });
 });
 
+describe('spelling after updates', () => {
+  it('corrects to a word that arrived after the first correction was looked up', () => {
+    const index = indexOf(CATALOGUE);
+    expect(ranked(index, 'zygomorfic')).toEqual([]);
+    index.put(
+      searchDocument({ name: 'kiln-log', description: 'Record each zygomorphic kiln firing.', body: '' }),
+    );
+    expect(ranked(index, 'zygomorfic')).toEqual(['kiln-log']);
+    expect(index.search('zygomorfic', { limit: 1 })[0]!.matched[0]).toMatchObject({
+      term: 'zygomorph',
+      corrected: true,
+    });
+  });
+});
+
 describe('stored terms', () => {
   it('builds the same index from the stored form as from the document', () => {
     const fromDocuments = indexOf(CATALOGUE);
