@@ -527,10 +527,7 @@ export class SearchIndex implements TermSource {
     return best;
   }
 
-  /**
-   * Index terms by first letter and length, for typo tolerance: new terms are added as they arrive
-   * (remade over a million terms, the next misspelt request paid a second), remade after compaction.
-   */
+  /** Index terms by first letter and length (typo tolerance); new terms join as they arrive. */
   private spellingBuckets(): Map<string, string[]> {
     if (this.buckets) return this.buckets;
     const buckets = new Map<string, string[]>();
