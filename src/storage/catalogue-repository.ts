@@ -306,10 +306,9 @@ export class CatalogueRepository {
     onBatch: (page: StateRevisions & { entries: AgentCatalogueEntry[] }) => void | Promise<void>,
   ): Promise<void> {
     const query = this.agentCatalogueQuery(tag, sql`${skills.namespace} = ${namespace}`, false);
-    await readInBatches<AgentCatalogueRawRow>(this.db, query, batch, (rows) => {
-      const { revision, loadsRevision, entries } = agentCatalogueOf(rows);
-      return onBatch({ revision, loadsRevision, entries });
-    });
+    await readInBatches<AgentCatalogueRawRow>(this.db, query, batch, (rows) =>
+      onBatch(agentCatalogueOf(rows)),
+    );
   }
 
   private async agentCatalogueRows(

@@ -70,7 +70,7 @@ export class SearchRepository {
   ): Promise<void> {
     await readInBatches<RawSearchRow>(
       this.db,
-      this.query(namespace, tag, analyzer, sql`inner`, sql`true`, sql``),
+      this.query(namespace, tag, analyzer, sql`inner`, sql`true`),
       batch,
       (rows) => onBatch({ revision: Number(rows[0]?.state_revision ?? 0), rows: searchRowsOf(rows) }),
     );
@@ -83,14 +83,10 @@ export class SearchRepository {
     analyzer: number,
     namespace: string = DEFAULT_NAMESPACE,
   ): Promise<SearchRowsDelta> {
-    const raw = await this.read(
-      namespace,
-      tag,
-      analyzer,
-      sql`left`,
-      sql`${skills.changedRevision} > ${revision}`,
-      sql``,
+    const result = await this.db.execute(
+      this.query(namespace, tag, analyzer, sql`left`, sql`${skills.changedRevision} > ${revision}`),
     );
+    const raw = (result as unknown as { rows: RawSearchRow[] }).rows;
     const removed = raw.filter((row) => row.name !== null && row.version === null).map((row) => row.name!);
     return { revision: Number(raw[0]?.state_revision ?? revision), rows: searchRowsOf(raw), removed };
   }
@@ -137,19 +133,7 @@ export class SearchRepository {
     return found;
   }
 
-  private async read(
-    namespace: string,
-    tag: string,
-    analyzer: number,
-    join: SQL,
-    where: SQL,
-    tail: SQL,
-  ): Promise<RawSearchRow[]> {
-    const result = await this.db.execute(this.query(namespace, tag, analyzer, join, where, tail));
-    return (result as unknown as { rows: RawSearchRow[] }).rows;
-  }
-
-  private query(namespace: string, tag: string, analyzer: number, join: SQL, where: SQL, tail: SQL): SQL {
+  private query(namespace: string, tag: string, analyzer: number, join: SQL, where: SQL): SQL {
     const stale = sql`(${skillVersions.searchTerms} is null or ${skillVersions.searchTerms} not like ${`${analyzer}\n%`})`;
     return withStateRevision(sql`
         select ${skillVersions.id} as version_id, ${skills.name} as name, ${skillVersions.version} as version,
@@ -161,7 +145,6 @@ export class SearchRepository {
         ${join} join ${distTags} on ${distTags.skillId} = ${skills.id} and ${distTags.tag} = ${tag}
         left join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId}
         where ${skills.namespace} = ${namespace} and (${where})
-        ${tail}
       `);
   }
 }
