@@ -1,5 +1,4 @@
-import { distance } from 'fastest-levenshtein';
-import { type AnalyzedWord, isCjkTerm } from './analyze.js';
+import type { AnalyzedWord } from './analyze.js';
 import { FIELDS, type Field, type SearchDocument, type TermVisitor } from './document.js';
 import {
   COUNT_BITS,
@@ -13,7 +12,8 @@ import {
   SHIFT,
 } from './postings.js';
 import { type QueryTerm, queryTerms, requestWeight, type TermSource, uniqueTerms } from './query-terms.js';
-import { bestOf } from './top-k.js';
+import { SpellingBuckets } from './spelling.js';
+import { bestByKey, kthHighest } from './top-k.js';
 
 /**
  * An in-memory BM25F index over skills: name, description, headings and body, each with its own weight
@@ -119,13 +119,18 @@ export class SearchIndex implements TermSource {
   private readonly slotOf = new Map<string, number>();
   private readonly totals = new Float64Array(FIELDS.length);
   private dead = 0;
-  private scores = new Float64Array(0);
-  private matches = new Float64Array(0);
+  /**
+   * Per slot, what a search has summed: the score at 2 * slot and the request weight matched at
+   * 2 * slot + 1 (side by side: a posting updates both, and one memory line serves the two).
+   */
+  private sums = new Float64Array(0);
   /**
    * Per slot, 1 while a search has scored it, LONE_TRANSLATION once found to match translations
    * alone (cleared with the scores: no array per search).
    */
   private touchedMarks = new Uint8Array(0);
+  /** The slots a search has scored, in the order it found them (the first `touched` of them). */
+  private touchedSlots = new Int32Array(0);
   /** Per slot, the best score and its coverage among the translations of the unit being read. */
   private unitBest = new Float32Array(0);
   private unitIdf = new Float32Array(0);
@@ -137,8 +142,8 @@ export class SearchIndex implements TermSource {
   private factors = new Float32Array(0);
   private factorAverages: number[] | undefined;
   private factorsUpTo = 0;
-  /** See spellingBuckets(). */
-  private buckets: Map<string, string[]> | undefined;
+  /** Made when a search first needs a spelling corrected; terms join it as they arrive. */
+  private spelling: SpellingBuckets | undefined;
 
   constructor(private readonly weights: FieldWeights = DEFAULT_WEIGHTS) {}
 
@@ -153,7 +158,7 @@ export class SearchIndex implements TermSource {
 
   /** Terms and postings held, for sizing. */
   stats(): PostingStats & { terms: number; slots: number; slotBytes: number } {
-    const perSlot = [this.lengths, this.factors, this.scores, this.matches, this.touchedMarks];
+    const perSlot = [this.lengths, this.factors, this.sums, this.touchedMarks, this.touchedSlots];
     const translations = [this.unitBest, this.unitIdf, this.translated, this.translatedIdf];
     return {
       terms: this.dictionary.size,
@@ -228,7 +233,7 @@ export class SearchIndex implements TermSource {
       const held = this.dictionary.get(term);
       if (held === undefined) {
         this.dictionary.set(term, Postings.word(slot, bits));
-        if (this.buckets) addToBucket(this.buckets, term);
+        this.spelling?.add(term);
       } else {
         const postings = Postings.of(held);
         postings.push(slot, bits);
@@ -260,7 +265,10 @@ export class SearchIndex implements TermSource {
     const learned = options.learned ? this.learnedBoosts(words, options.learned) : undefined;
     if (terms.length === 0 && !learned) return [];
     this.ensureScratch(slots);
-    const { scores, matches, unitBest, unitIdf, translated, translatedIdf, translatedUnits } = this;
+    const { sums, unitBest, unitIdf, translated, translatedIdf, translatedUnits } = this;
+    // Replaced and removed skills keep their postings until compaction: only then is a slot's name looked at.
+    const names = this.names;
+    const hasDead = this.dead > 0;
     const factors = this.fieldFactors();
     const { k1, nameMatch, bodyOnlyCoverage } = this.weights;
     // Document frequencies count replaced slots until compaction (Postings.df): so does N.
@@ -268,10 +276,13 @@ export class SearchIndex implements TermSource {
     const totalIdf = requestWeight(terms, idfs);
     // The most one term adds to a skill's score: BM25 saturates below (k1 + 1) times the weight.
     let remaining = idfs.reduce((sum, idf) => sum + idf * (k1 + 1 + nameMatch), 0);
-    const touched: number[] = [];
+    /** The highest score summed so far (translations are summed at the end). */
+    let highest = 0;
     const isTouched = this.touchedMarks;
+    const touchedSlots = this.touchedSlots;
+    let touchedCount = 0;
     for (const slot of learned?.keys() ?? []) {
-      touched.push(slot);
+      touchedSlots[touchedCount++] = slot;
       isTouched[slot] = 1;
     }
     /** Slots the translations of the current unit matched (see below). */
@@ -281,33 +292,36 @@ export class SearchIndex implements TermSource {
     for (let t = 0; t < terms.length; t++) {
       const { postings, unit, translation } = terms[t]!;
       const idf = idfs[t]!;
-      if (!candidatesOnly && postings.length > PRUNE_FROM_DF && touched.length >= wanted) {
+      if (!candidatesOnly && postings.length > PRUNE_FROM_DF && touchedCount >= wanted) {
         // A skill no earlier term matched can score at most `remaining`: once the k-th best lower bound
         // of the skills already found is above it, only those skills can still make the first k.
-        candidatesOnly = remaining < this.kthLowerBound(touched, wanted, totalIdf, options.accept);
+        const found = touchedSlots.subarray(0, touchedCount);
+        // (That bound is at most the highest partial score: no need to find it while `remaining` is above.)
+        candidatesOnly =
+          remaining < highest && remaining < this.kthLowerBound(found, wanted, totalIdf, options.accept);
       }
       remaining -= idf * (k1 + 1 + nameMatch);
       const { data, dense, first } = postings;
       // Few candidates against a long list: look each one up rather than read the whole list (a
       // dense one answers a lookup at once).
-      const lookUp = candidatesOnly && touched.length * (dense ? 1 : 24) < postings.length;
-      const steps = lookUp ? touched.length : dense ? Math.min(dense.length, slots) : postings.length;
+      const lookUp = candidatesOnly && touchedCount * (dense ? 1 : 24) < postings.length;
+      const steps = lookUp ? touchedCount : dense ? Math.min(dense.length, slots) : postings.length;
       for (let step = 0; step < steps; step++) {
         let slot: number;
         let packed: number;
         if (lookUp) {
-          slot = touched[step]!;
+          slot = touchedSlots[step]!;
           packed = postings.find(slot);
-          if (packed === 0 || this.names[slot] === undefined) continue;
+          if (packed === 0 || (hasDead && names[slot] === undefined)) continue;
         } else if (dense) {
           slot = step;
           packed = dense[step]!;
           if (packed === 0) continue;
-          if (candidatesOnly ? isTouched[slot] === 0 : this.names[slot] === undefined) continue;
+          if (candidatesOnly ? isTouched[slot] === 0 : hasDead && names[slot] === undefined) continue;
         } else {
           const entry = data ? data[step]! : first;
           slot = entry >>> COUNT_BITS;
-          if (candidatesOnly ? isTouched[slot] === 0 : this.names[slot] === undefined) continue;
+          if (candidatesOnly ? isTouched[slot] === 0 : hasDead && names[slot] === undefined) continue;
           packed = entry & COUNTS;
         }
         if (literal) {
@@ -322,7 +336,7 @@ export class SearchIndex implements TermSource {
         }
         if (isTouched[slot] === 0) {
           isTouched[slot] = 1;
-          touched.push(slot);
+          touchedSlots[touchedCount++] = slot;
         }
         // The name says what a skill is for; summed with the other fields before saturation it would
         // count no more than a body repeating the word, hence its own share after saturation.
@@ -330,8 +344,9 @@ export class SearchIndex implements TermSource {
         // A word found only in the body says less about what the skill is for: it covers less.
         const covered = (packed & ABOVE_BODY_BITS) !== 0 ? idf : idf * bodyOnlyCoverage;
         if (!translation) {
-          scores[slot]! += score;
-          matches[slot]! += covered;
+          const summed = (sums[2 * slot]! += score);
+          if (summed > highest) highest = summed;
+          sums[2 * slot + 1]! += covered;
         } else if (score > unitBest[slot]!) {
           // The translations of one phrase ("审查", "评审", "代码审查" for "review") say one thing:
           // a skill scores the best of them, not their sum.
@@ -351,16 +366,17 @@ export class SearchIndex implements TermSource {
         inUnit.length = 0;
       }
     }
+    const touched = touchedSlots.subarray(0, touchedCount);
     for (const slot of touched) {
       if (translatedUnits[slot] === 0) continue;
       // One related word of another language is weak evidence alone (it may mean something else
       // there): it counts in full beside another match of the request, and ranks last on its own.
-      if (matches[slot]! > 0 || translatedUnits[slot]! > 1) {
-        scores[slot]! += translated[slot]!;
-        matches[slot]! += translatedIdf[slot]!;
+      if (sums[2 * slot + 1]! > 0 || translatedUnits[slot]! > 1) {
+        sums[2 * slot]! += translated[slot]!;
+        sums[2 * slot + 1]! += translatedIdf[slot]!;
       } else {
-        scores[slot]! += translated[slot]! * LONE_TRANSLATION_WEIGHT;
-        matches[slot]! += translatedIdf[slot]! * LONE_TRANSLATION_WEIGHT;
+        sums[2 * slot]! += translated[slot]! * LONE_TRANSLATION_WEIGHT;
+        sums[2 * slot + 1]! += translatedIdf[slot]! * LONE_TRANSLATION_WEIGHT;
         if (!learned?.has(slot)) isTouched[slot] = LONE_TRANSLATION;
       }
       translated[slot] = 0;
@@ -368,28 +384,43 @@ export class SearchIndex implements TermSource {
       translatedUnits[slot] = 0;
     }
     // Skills that match more of the request's weight rank higher than ones that match one word often.
-    if (totalIdf > 0) for (const slot of touched) scores[slot]! *= Math.sqrt(matches[slot]! / totalIdf);
-    for (const [slot, { boost }] of learned ?? []) scores[slot]! += boost;
-    const names = this.names;
+    // In the same pass, the number the ranking compares first (bestByKey) takes the place of the
+    // request weight matched, not needed any more: the score, and below every other skill's (-1 to 0)
+    // for a skill matched by translations alone.
+    const rankKey = (slot: number) => {
+      const score = sums[2 * slot]!;
+      sums[2 * slot + 1] = isTouched[slot] === LONE_TRANSLATION ? -1 / (1 + score) : score;
+    };
+    for (const slot of touched) {
+      if (totalIdf > 0) sums[2 * slot]! *= Math.sqrt(sums[2 * slot + 1]! / totalIdf);
+      rankKey(slot);
+    }
+    for (const [slot, { boost }] of learned ?? []) {
+      sums[2 * slot]! += boost;
+      rankKey(slot);
+    }
     const accept = options.accept;
-    const ranked = bestOf(
+    const ranked = bestByKey(
       touched,
       options.limit,
+      sums,
+      2,
+      1,
       (x, y) =>
         isTouched[x]! < isTouched[y]! ||
         (isTouched[x] === isTouched[y] &&
-          (scores[x]! > scores[y]! || (scores[x] === scores[y] && names[x]! < names[y]!))),
+          (sums[2 * x]! > sums[2 * y]! || (sums[2 * x] === sums[2 * y] && names[x]! < names[y]!))),
       (slot) => names[slot] !== undefined && (accept?.(names[slot]!) ?? true),
     );
     const hits = ranked.map((slot) => ({
       name: this.names[slot]!,
-      score: scores[slot]!,
+      score: sums[2 * slot]!,
       matched: literal ? [] : this.explain(slot, terms),
       learned: learned?.get(slot)?.words ?? [],
     }));
     for (const slot of touched) {
-      scores[slot] = 0;
-      matches[slot] = 0;
+      sums[2 * slot] = 0;
+      sums[2 * slot + 1] = 0;
       isTouched[slot] = 0;
     }
     return hits;
@@ -397,11 +428,11 @@ export class SearchIndex implements TermSource {
 
   /** Per-slot arrays a search adds into, at least `slots` long (zeroed again after each search). */
   private ensureScratch(slots: number): void {
-    if (this.scores.length >= slots) return;
-    const size = grownSize(this.scores.length, slots);
-    this.scores = new Float64Array(size);
-    this.matches = new Float64Array(size);
+    if (this.touchedMarks.length >= slots) return;
+    const size = grownSize(this.touchedMarks.length, slots);
+    this.sums = new Float64Array(2 * size);
     this.touchedMarks = new Uint8Array(size);
+    this.touchedSlots = new Int32Array(size);
     this.unitBest = new Float32Array(size);
     this.unitIdf = new Float32Array(size);
     this.translated = new Float32Array(size);
@@ -414,20 +445,18 @@ export class SearchIndex implements TermSource {
    * coverage factor of what they matched so far: more matches only raise both).
    */
   private kthLowerBound(
-    touched: readonly number[],
+    touched: ArrayLike<number>,
     k: number,
     totalIdf: number,
     accept: SearchOptions['accept'],
   ): number {
-    const { names, scores, matches } = this;
-    const bound = (slot: number) => scores[slot]! * Math.sqrt(matches[slot]! / totalIdf);
-    const best = bestOf(
+    const { names, sums } = this;
+    return kthHighest(
       touched,
       k,
-      (x, y) => bound(x) > bound(y),
+      (slot) => sums[2 * slot]! * Math.sqrt(sums[2 * slot + 1]! / totalIdf),
       (slot) => names[slot] !== undefined && (accept?.(names[slot]!) ?? true),
     );
-    return best.length < k ? Number.NEGATIVE_INFINITY : bound(best[k - 1]!);
   }
 
   /**
@@ -501,39 +530,10 @@ export class SearchIndex implements TermSource {
     return boosts;
   }
 
-  /**
-   * The most common index term within one edit (two for long words) of an unknown word, among terms
-   * that share its first letter (typos rarely change it, and the scan stays small).
-   */
+  /** The most common index term within an edit or two of an unknown word (see SpellingBuckets). */
   closestSpelling(term: string): string | undefined {
-    if (term.length < 4 || isCjkTerm(term) || /\d/.test(term)) return undefined;
-    const allowed = term.length >= 8 ? 2 : 1;
-    const buckets = this.spellingBuckets();
-    let best: string | undefined;
-    let bestDistance = allowed + 1;
-    let bestDf = 0;
-    for (let length = term.length - allowed; length <= term.length + allowed; length++) {
-      for (const candidate of buckets.get(bucketOf(term[0]!, length)) ?? []) {
-        const d = distance(term, candidate);
-        if (d > allowed) continue;
-        const df = this.postingsOf(candidate)!.df;
-        if (d < bestDistance || (d === bestDistance && df > bestDf)) {
-          best = candidate;
-          bestDistance = d;
-          bestDf = df;
-        }
-      }
-    }
-    return best;
-  }
-
-  /** Index terms by first letter and length (typo tolerance); new terms join as they arrive. */
-  private spellingBuckets(): Map<string, string[]> {
-    if (this.buckets) return this.buckets;
-    const buckets = new Map<string, string[]>();
-    for (const term of this.dictionary.keys()) addToBucket(buckets, term);
-    this.buckets = buckets;
-    return buckets;
+    this.spelling ??= new SpellingBuckets(this.dictionary.keys());
+    return this.spelling.closest(term, (candidate) => this.postingsOf(candidate)?.df ?? 0);
   }
 
   /** A term's postings (an object made on the spot for a term held as its one posting word). */
@@ -572,7 +572,7 @@ export class SearchIndex implements TermSource {
     this.dead = 0;
     this.factorAverages = undefined;
     this.factorsUpTo = 0;
-    this.buckets = undefined;
+    this.spelling = undefined;
   }
 }
 
@@ -581,17 +581,4 @@ export { uniqueTerms } from './query-terms.js';
 /** BM25's inverse document frequency of a term `df` of `slots` skills hold. */
 function idfOf(slots: number, df: number): number {
   return Math.log(1 + (slots - df + 0.5) / (df + 0.5));
-}
-
-function addToBucket(buckets: Map<string, string[]>, term: string): void {
-  // A misspelt word is read as another word: never as a CJK pair, a number or an identifier.
-  if (isCjkTerm(term) || /\d/.test(term)) return;
-  const key = bucketOf(term[0]!, term.length);
-  const bucket = buckets.get(key);
-  if (bucket) bucket.push(term);
-  else buckets.set(key, [term]);
-}
-
-function bucketOf(first: string, length: number): string {
-  return `${first}${length}`;
 }

@@ -4,39 +4,121 @@
  * is asked only of candidates that would be kept. Best first.
  */
 export function bestOf(
-  candidates: readonly number[],
+  candidates: ArrayLike<number>,
   k: number,
   better: (a: number, b: number) => boolean,
   admit: (candidate: number) => boolean,
 ): number[] {
   const heap: number[] = [];
   if (k <= 0) return heap;
-  for (const candidate of candidates) {
+  for (let at = 0; at < candidates.length; at++) {
+    const candidate = candidates[at]!;
     if (heap.length === k && !better(candidate, heap[0]!)) continue;
+    if (admit(candidate)) keep(heap, k, candidate, better);
+  }
+  return sorted(heap, better);
+}
+
+/**
+ * bestOf where a number ranks the candidates first: `keys[candidate * stride + offset]`, higher
+ * better, with `better` (which must agree with the keys) deciding only between equal keys. Ranking
+ * hundreds of thousands of candidates, one that falls below the worst kept then costs a comparison
+ * of two numbers rather than a call.
+ */
+export function bestByKey(
+  candidates: ArrayLike<number>,
+  k: number,
+  keys: Float64Array,
+  stride: number,
+  offset: number,
+  better: (a: number, b: number) => boolean,
+  admit: (candidate: number) => boolean,
+): number[] {
+  const heap: number[] = [];
+  if (k <= 0) return heap;
+  for (let at = 0; at < candidates.length; at++) {
+    const candidate = candidates[at]!;
+    if (heap.length === k) {
+      const key = keys[candidate * stride + offset]!;
+      const worst = keys[heap[0]! * stride + offset]!;
+      if (key < worst || (key === worst && !better(candidate, heap[0]!))) continue;
+    }
+    if (admit(candidate)) keep(heap, k, candidate, better);
+  }
+  return sorted(heap, better);
+}
+
+/**
+ * The k-th highest of `values` over the candidates `admit` lets through (-Infinity when fewer than k
+ * are): a heap of numbers, so no call is made for a candidate below the k-th highest so far.
+ */
+export function kthHighest(
+  candidates: ArrayLike<number>,
+  k: number,
+  value: (candidate: number) => number,
+  admit: (candidate: number) => boolean,
+): number {
+  if (k <= 0) return Number.POSITIVE_INFINITY;
+  const heap = new Float64Array(k);
+  let size = 0;
+  for (let at = 0; at < candidates.length; at++) {
+    const candidate = candidates[at]!;
+    const v = value(candidate);
+    if (size === k && v <= heap[0]!) continue;
     if (!admit(candidate)) continue;
-    if (heap.length < k) {
-      heap.push(candidate);
-      let at = heap.length - 1;
-      while (at > 0) {
-        const parent = (at - 1) >> 1;
-        if (!better(heap[parent]!, heap[at]!)) break;
-        [heap[parent], heap[at]] = [heap[at]!, heap[parent]!];
-        at = parent;
+    if (size < k) {
+      let child = size++;
+      while (child > 0) {
+        const parent = (child - 1) >> 1;
+        if (heap[parent]! <= v) break;
+        heap[child] = heap[parent]!;
+        child = parent;
       }
+      heap[child] = v;
     } else {
-      heap[0] = candidate;
-      let at = 0;
+      let parent = 0;
       for (;;) {
-        const left = at * 2 + 1;
+        const left = parent * 2 + 1;
+        if (left >= k) break;
         const right = left + 1;
-        let worst = at;
-        if (left < heap.length && better(heap[worst]!, heap[left]!)) worst = left;
-        if (right < heap.length && better(heap[worst]!, heap[right]!)) worst = right;
-        if (worst === at) break;
-        [heap[worst], heap[at]] = [heap[at]!, heap[worst]!];
-        at = worst;
+        const lower = right < k && heap[right]! < heap[left]! ? right : left;
+        if (heap[lower]! >= v) break;
+        heap[parent] = heap[lower]!;
+        parent = lower;
       }
+      heap[parent] = v;
     }
   }
+  return size < k ? Number.NEGATIVE_INFINITY : heap[0]!;
+}
+
+/** Adds `candidate` to a heap of at most k whose root is the worst kept (replacing the root when full). */
+function keep(heap: number[], k: number, candidate: number, better: (a: number, b: number) => boolean): void {
+  if (heap.length < k) {
+    heap.push(candidate);
+    let at = heap.length - 1;
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      if (!better(heap[parent]!, heap[at]!)) break;
+      [heap[parent], heap[at]] = [heap[at]!, heap[parent]!];
+      at = parent;
+    }
+    return;
+  }
+  heap[0] = candidate;
+  let at = 0;
+  for (;;) {
+    const left = at * 2 + 1;
+    const right = left + 1;
+    let worst = at;
+    if (left < heap.length && better(heap[worst]!, heap[left]!)) worst = left;
+    if (right < heap.length && better(heap[worst]!, heap[right]!)) worst = right;
+    if (worst === at) break;
+    [heap[worst], heap[at]] = [heap[at]!, heap[worst]!];
+    at = worst;
+  }
+}
+
+function sorted(heap: number[], better: (a: number, b: number) => boolean): number[] {
   return heap.sort((a, b) => (better(a, b) ? -1 : better(b, a) ? 1 : 0));
 }

@@ -1,6 +1,6 @@
 /** The k best candidates by a heap (src/search/top-k.ts): the same answer as sorting everything. */
 import { describe, expect, it } from 'vitest';
-import { bestOf } from '../../src/search/top-k.js';
+import { bestByKey, bestOf, kthHighest } from '../../src/search/top-k.js';
 
 describe('bestOf', () => {
   it('answers what a full sort and filter answer, ties broken the same way', () => {
@@ -40,5 +40,49 @@ describe('bestOf', () => {
     expect(best).toEqual([60, 50]);
     // 30, 20 and 10 cannot beat the two kept before them: never asked.
     expect(asked).toEqual([50, 40, 60]);
+  });
+});
+
+describe('bestByKey and kthHighest', () => {
+  let seed = 11;
+  const random = () => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return seed / 2_147_483_648;
+  };
+
+  it('rank as bestOf does when the keys agree with the comparison, ties left to it', () => {
+    for (let round = 0; round < 200; round++) {
+      const count = Math.floor(random() * 300);
+      const scores = Array.from({ length: count }, () => Math.floor(random() * 20));
+      // Keys side by side with other numbers (stride 2, offset 1), as the search index keeps them.
+      const keys = new Float64Array(count * 2);
+      scores.forEach((score, i) => {
+        keys[2 * i] = random();
+        keys[2 * i + 1] = score;
+      });
+      const candidates = Int32Array.from({ length: count }, (_, i) => i).sort(() => random() - 0.5);
+      const better = (a: number, b: number) => scores[a]! > scores[b]! || (scores[a] === scores[b] && a < b);
+      const admit = (i: number) => i % 4 !== 1;
+      const k = Math.floor(random() * 15);
+      expect(bestByKey(candidates, k, keys, 2, 1, better, admit)).toEqual(
+        bestOf(candidates, k, better, admit),
+      );
+    }
+  });
+
+  it('kthHighest answers the k-th highest admitted value, or -Infinity when fewer are admitted', () => {
+    for (let round = 0; round < 200; round++) {
+      const count = Math.floor(random() * 200);
+      const values = Array.from({ length: count }, () => Math.floor(random() * 50) / 7);
+      const candidates = Array.from({ length: count }, (_, i) => i);
+      const admit = (i: number) => i % 5 !== 2;
+      const k = 1 + Math.floor(random() * 12);
+      const admitted = candidates
+        .filter(admit)
+        .map((i) => values[i]!)
+        .sort((a, b) => b - a);
+      const expected = admitted.length < k ? Number.NEGATIVE_INFINITY : admitted[k - 1];
+      expect(kthHighest(candidates, k, (i) => values[i]!, admit)).toBe(expected);
+    }
   });
 });

@@ -1,0 +1,85 @@
+import { distance } from 'fastest-levenshtein';
+import { isCjkTerm } from './analyze.js';
+
+/**
+ * Typo tolerance: the index's terms by first letter and length, each with the set of letters it
+ * holds, so a misspelt word is compared with the few terms that could be within an edit or two of it.
+ * Terms join as the index first sees them; a term that leaves the index stays until the index is
+ * compacted (its caller answers its document frequency, 0 then).
+ */
+export class SpellingBuckets {
+  private readonly buckets = new Map<string, SpellingBucket>();
+
+  constructor(terms: Iterable<string> = []) {
+    for (const term of terms) this.add(term);
+  }
+
+  add(term: string): void {
+    // A misspelt word is read as another word: never as a CJK pair, a number or an identifier.
+    if (isCjkTerm(term) || /\d/.test(term)) return;
+    const key = bucketOf(term[0]!, term.length);
+    const bucket = this.buckets.get(key);
+    if (bucket) {
+      bucket.terms.push(term);
+      bucket.letters.push(lettersOf(term));
+    } else this.buckets.set(key, { terms: [term], letters: [lettersOf(term)] });
+  }
+
+  /**
+   * The most common term (by `dfOf`) within one edit (two for long words) of an unknown word, among
+   * terms that share its first letter (typos rarely change it, and the scan stays small).
+   */
+  closest(term: string, dfOf: (candidate: string) => number): string | undefined {
+    if (term.length < 4 || isCjkTerm(term) || /\d/.test(term)) return undefined;
+    const allowed = term.length >= 8 ? 2 : 1;
+    const letters = lettersOf(term);
+    let best: string | undefined;
+    let bestDistance = allowed + 1;
+    let bestDf = 0;
+    for (let length = term.length - allowed; length <= term.length + allowed; length++) {
+      const bucket = this.buckets.get(bucketOf(term[0]!, length));
+      if (!bucket) continue;
+      const { terms, letters: held } = bucket;
+      for (let at = 0; at < terms.length; at++) {
+        // An edit adds or drops at most two letters of the set a word holds: most of a large
+        // catalogue's terms fail this before their edit distance is counted.
+        if (bitCount(letters ^ held[at]!) > 2 * allowed) continue;
+        const candidate = terms[at]!;
+        const d = distance(term, candidate);
+        if (d > allowed) continue;
+        const df = dfOf(candidate);
+        if (d < bestDistance || (d === bestDistance && df > bestDf)) {
+          best = candidate;
+          bestDistance = d;
+          bestDf = df;
+        }
+      }
+    }
+    return best;
+  }
+}
+
+interface SpellingBucket {
+  terms: string[];
+  letters: number[];
+}
+
+function bucketOf(first: string, length: number): string {
+  return `${first}${length}`;
+}
+
+/** The letters a term holds as bits (a to z; other characters share the six bits above them). */
+function lettersOf(term: string): number {
+  let bits = 0;
+  for (let at = 0; at < term.length; at++) {
+    const code = term.charCodeAt(at);
+    bits |= 1 << (code >= 97 && code <= 122 ? code - 97 : 26 + (code % 6));
+  }
+  return bits;
+}
+
+function bitCount(bits: number): number {
+  let n = bits - ((bits >>> 1) & 0x55555555);
+  n = (n & 0x33333333) + ((n >>> 2) & 0x33333333);
+  return (((n + (n >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+}
