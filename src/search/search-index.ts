@@ -344,7 +344,8 @@ export class SearchIndex implements TermSource {
         // A word found only in the body says less about what the skill is for: it covers less.
         const covered = (packed & ABOVE_BODY_BITS) !== 0 ? idf : idf * bodyOnlyCoverage;
         if (!translation) {
-          const summed = (sums[2 * slot]! += score);
+          const summed = sums[2 * slot]! + score;
+          sums[2 * slot] = summed;
           if (summed > highest) highest = summed;
           sums[2 * slot + 1]! += covered;
         } else if (score > unitBest[slot]!) {
