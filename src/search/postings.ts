@@ -95,6 +95,31 @@ export class Postings {
     }
   }
 
+  /**
+   * Adds counts of `slot`, the newest slot: joined into its posting when the term already has one
+   * (another field of the same skill), else a new posting.
+   */
+  add(slot: number, packed: number): void {
+    if (this.length > 0) {
+      const dense = this.dense;
+      if (dense) {
+        if (slot < dense.length && dense[slot] !== 0) {
+          dense[slot] = dense[slot]! | packed;
+          return;
+        }
+      } else {
+        const last = this.length - 1;
+        const entry = this.at(last);
+        if (entry >>> COUNT_BITS === slot) {
+          if (this.data) this.data[last] = (entry | packed) >>> 0;
+          if (last === 0) this.first = (entry | packed) >>> 0;
+          return;
+        }
+      }
+    }
+    this.push(slot, packed);
+  }
+
   push(slot: number, packed: number): void {
     let dense = this.dense;
     if (dense) {

@@ -221,25 +221,27 @@ export class SearchIndex implements TermSource {
       lengths.set(this.lengths);
       this.lengths = lengths;
     }
-    const packed = new Map<string, number>();
     const base = slot * FIELDS.length;
+    const dictionary = this.dictionary;
+    // A term in several fields of the skill joins its counts into one posting: the slot's, which is
+    // the term's last one once the first field gave it (no map of the skill's terms to merge them).
     terms((f, term, count) => {
       this.lengths[base + f] = Math.min(this.lengths[base + f]! + count, MAX_FIELD_LENGTH);
       const bits = Math.min(count, MASK[f]!) << SHIFT[f]!;
-      packed.set(term, ((packed.get(term) ?? 0) | bits) >>> 0);
+      const held = dictionary.get(term);
+      if (held === undefined) {
+        dictionary.set(term, Postings.word(slot, bits));
+        this.spelling?.add(term);
+      } else if (typeof held === 'number') {
+        if (held >>> COUNT_BITS === slot) dictionary.set(term, (held | bits) >>> 0);
+        else {
+          const postings = Postings.of(held);
+          postings.push(slot, bits);
+          dictionary.set(term, postings);
+        }
+      } else held.add(slot, bits);
     });
     for (let f = 0; f < FIELDS.length; f++) this.totals[f]! += this.lengths[base + f]!;
-    for (const [term, bits] of packed) {
-      const held = this.dictionary.get(term);
-      if (held === undefined) {
-        this.dictionary.set(term, Postings.word(slot, bits));
-        this.spelling?.add(term);
-      } else {
-        const postings = Postings.of(held);
-        postings.push(slot, bits);
-        if (postings !== held) this.dictionary.set(term, postings);
-      }
-    }
   }
 
   remove(name: string): void {

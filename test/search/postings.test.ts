@@ -124,3 +124,43 @@ describe('a search over a term held dense', () => {
     expect(after.slice(0, 9)).toEqual(before.filter((name) => name !== 'skill-3'));
   });
 });
+
+describe('a term in several fields of one skill', () => {
+  it('is one posting with the counts of every field, in a list, held as one word, or held dense', () => {
+    const index = new SearchIndex();
+    const slots = DENSE_FROM_SLOTS + 10;
+    for (let i = 0; i < slots; i++) {
+      // "common" in every skill's name, description and body (dense once trimmed); "rare" in the
+      // description and body of every 500th (a list); "lone" in two fields of one skill (one word).
+      const rare = i % 500 === 0 ? ' rare' : '';
+      const lone = i === 7 ? ' lone' : '';
+      index.put(
+        searchDocument({
+          name: `common-${i}`,
+          description: `common work${rare}${lone}`,
+          body: `common words${rare}${lone}`,
+        }),
+      );
+    }
+    index.trim();
+    const common = index.postingsOf('common')!;
+    expect(common.dense).toBeDefined();
+    expect(common.df).toBe(slots);
+    const rare = index.postingsOf('rare')!;
+    expect(rare.dense).toBeUndefined();
+    expect(rare.df).toBe(Math.ceil(slots / 500));
+    expect(index.postingsOf('lone')!.df).toBe(1);
+    const [hit] = index.search('lone', { limit: 1 });
+    expect(hit!.matched[0]!.fields).toEqual(['description', 'body']);
+    const rareHits = index.search('rare', { limit: 50 });
+    expect(rareHits).toHaveLength(Math.ceil(slots / 500));
+    for (const found of rareHits) expect(found.matched[0]!.fields).toEqual(['description', 'body']);
+    // Added after the build, to a term held dense: still one posting.
+    index.put(searchDocument({ name: 'common-new', description: 'common', body: 'common' }));
+    expect(index.postingsOf('common')!.df).toBe(slots + 1);
+    // (Too common to be searched for: its counts are read from the postings.)
+    const fieldsOf = (packed: number) => [packed & 1, (packed >>> 1) & 7, (packed >>> 4) & 3, packed >>> 6];
+    expect(fieldsOf(index.postingsOf('common')!.find(0))).toEqual([1, 1, 0, 1]);
+    expect(fieldsOf(index.postingsOf('common')!.find(slots))).toEqual([1, 1, 0, 1]);
+  });
+});
