@@ -1,29 +1,9 @@
 /**
- * The k best of many candidates in one pass: a heap whose root is the worst one kept, so a candidate
- * that cannot beat it costs one comparison. `admit` (a filter that may cost more than a comparison)
- * is asked only of candidates that would be kept. Best first.
- */
-export function bestOf(
-  candidates: ArrayLike<number>,
-  k: number,
-  better: (a: number, b: number) => boolean,
-  admit: (candidate: number) => boolean,
-): number[] {
-  const heap: number[] = [];
-  if (k <= 0) return heap;
-  for (let at = 0; at < candidates.length; at++) {
-    const candidate = candidates[at]!;
-    if (heap.length === k && !better(candidate, heap[0]!)) continue;
-    if (admit(candidate)) keep(heap, k, candidate, better);
-  }
-  return sorted(heap, better);
-}
-
-/**
- * bestOf where a number ranks the candidates first: `keys[candidate * stride + offset]`, higher
- * better, with `better` (which must agree with the keys) deciding only between equal keys. Ranking
- * hundreds of thousands of candidates, one that falls below the worst kept then costs a comparison
- * of two numbers rather than a call.
+ * The k best of many candidates in one pass, best first: a heap whose root is the worst one kept. A
+ * number ranks the candidates first, `keys[candidate * stride + offset]`, higher better, and `better`
+ * (which must agree with the keys) decides only between equal keys: ranking hundreds of thousands of
+ * candidates, one below the worst kept costs a comparison of two numbers rather than a call. `admit`
+ * (a filter that may cost more) is asked only of candidates that would be kept.
  */
 export function bestByKey(
   candidates: ArrayLike<number>,
