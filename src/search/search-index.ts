@@ -142,8 +142,11 @@ export class SearchIndex implements TermSource {
   private factors = new Float32Array(0);
   private factorAverages: number[] | undefined;
   private factorsUpTo = 0;
-  /** Made when a search first needs a spelling corrected; terms join it as they arrive. */
-  private spelling: SpellingBuckets | undefined;
+  /**
+   * Index terms for typo tolerance: they join as they arrive, so the first misspelt request after a
+   * start does not wait for the whole dictionary to be sorted into buckets.
+   */
+  private spelling = new SpellingBuckets();
 
   constructor(private readonly weights: FieldWeights = DEFAULT_WEIGHTS) {}
 
@@ -231,7 +234,7 @@ export class SearchIndex implements TermSource {
       const held = dictionary.get(term);
       if (held === undefined) {
         dictionary.set(term, Postings.word(slot, bits));
-        this.spelling?.add(term);
+        this.spelling.add(term);
       } else if (typeof held === 'number') {
         if (held >>> COUNT_BITS === slot) dictionary.set(term, (held | bits) >>> 0);
         else {
@@ -535,7 +538,6 @@ export class SearchIndex implements TermSource {
 
   /** The most common index term within an edit or two of an unknown word (see SpellingBuckets). */
   closestSpelling(term: string): string | undefined {
-    this.spelling ??= new SpellingBuckets(this.dictionary.keys());
     return this.spelling.closest(term, (candidate) => this.postingsOf(candidate)?.df ?? 0);
   }
 
@@ -575,7 +577,7 @@ export class SearchIndex implements TermSource {
     this.dead = 0;
     this.factorAverages = undefined;
     this.factorsUpTo = 0;
-    this.spelling = undefined;
+    this.spelling = new SpellingBuckets(this.dictionary.keys());
   }
 }
 

@@ -4,11 +4,11 @@ import { isCjkTerm } from './analyze.js';
 /**
  * Typo tolerance: the index's terms by first letter and length, each with the set of letters it
  * holds, so a misspelt word is compared with the few terms that could be within an edit or two of it.
- * Terms join as the index first sees them; a term that leaves the index stays until the index is
- * compacted (its caller answers its document frequency, 0 then).
+ * Terms join as the index first sees them (it keeps them until it is compacted, and then makes its
+ * buckets again).
  */
 export class SpellingBuckets {
-  private readonly buckets = new Map<string, SpellingBucket>();
+  private readonly buckets = new Map<number, SpellingBucket>();
 
   constructor(terms: Iterable<string> = []) {
     for (const term of terms) this.add(term);
@@ -64,8 +64,9 @@ interface SpellingBucket {
   letters: number[];
 }
 
-function bucketOf(first: string, length: number): string {
-  return `${first}${length}`;
+/** A bucket's key: the first letter's code and the length (a number: no string made per term). */
+function bucketOf(first: string, length: number): number {
+  return first.charCodeAt(0) * 0x10000 + length;
 }
 
 /** The letters a term holds as bits (a to z; other characters share the six bits above them). */
