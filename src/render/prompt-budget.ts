@@ -1,4 +1,5 @@
 import { AppError } from '../domain/app-errors.js';
+import { dropOrder } from './drop-order.js';
 import { dropOrderOfSelection } from './prompt-memo.js';
 import type { FragmentRenderer, RenderedPrompt, RenderStyle } from './prompt-render.js';
 import {
@@ -47,29 +48,6 @@ export class PromptBudgetError extends AppError {
 const VERIFY_LIMIT = 200_000;
 /** When a whole count ever disagrees, candidates this close to the budget are counted whole. */
 const SLACK = 16;
-
-/**
- * Budgets keep the most loaded skills: the order drops the fewest recorded loads first, then the least
- * recently loaded (never loaded counts as least recent), then the longest entry, then by name so the
- * answer is deterministic. All-time counts rather than recency alone: one load of a rarely used skill
- * must not push out one agents load all day; recency only separates equal counts.
- */
-function dropOrder(skills: readonly PromptSkill[], entryTokens: Float64Array): Int32Array {
-  const loads = new Float64Array(skills.length);
-  const loaded = new Float64Array(skills.length);
-  for (let i = 0; i < skills.length; i++) {
-    loads[i] = skills[i]!.loadCount;
-    loaded[i] = skills[i]!.lastLoadedAt?.getTime() ?? Number.NEGATIVE_INFINITY;
-  }
-  const order = new Int32Array(skills.length);
-  for (let i = 0; i < order.length; i++) order[i] = i;
-  return order.sort((a, b) => {
-    if (loads[a] !== loads[b]) return loads[a]! - loads[b]!;
-    if (loaded[a] !== loaded[b]) return loaded[a]! < loaded[b]! ? -1 : 1;
-    if (entryTokens[a] !== entryTokens[b]) return entryTokens[b]! - entryTokens[a]!;
-    return skills[a]!.name < skills[b]!.name ? -1 : 1;
-  });
-}
 
 /** dropOrder, remembered for the selection (the same array while it does not change) and layout. */
 function rememberedDropOrder(
