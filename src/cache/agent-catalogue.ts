@@ -266,15 +266,43 @@ export function applyDelta(
       dropped += 1;
     }
   }
-  if (added.length === 0 && dropped === 0) return { ...revisions, entries: entries as AgentSkill[] };
+  const kept = (dropped === 0 ? entries : entries.filter((entry) => entry !== undefined)) as AgentSkill[];
+  if (added.length === 0) return { ...revisions, entries: kept };
   added.sort(byName);
+  if (added.length <= FEW_ADDED) {
+    // A publish adds a name or two to a catalogue of up to a million: each goes where a binary search
+    // puts it, and the runs between are copied whole rather than compared name by name.
+    const parts: AgentSkill[][] = [];
+    let from = 0;
+    for (const entry of added) {
+      const at = insertionPoint(kept, entry.name, from);
+      parts.push(kept.slice(from, at), [entry]);
+      from = at;
+    }
+    parts.push(kept.slice(from));
+    return { ...revisions, entries: ([] as AgentSkill[]).concat(...parts) };
+  }
   const merged: AgentSkill[] = [];
   let next = 0;
-  for (const entry of entries) {
-    if (entry === undefined) continue;
+  for (const entry of kept) {
     while (next < added.length && added[next]!.name < entry.name) merged.push(added[next++]!);
     merged.push(entry);
   }
   while (next < added.length) merged.push(added[next++]!);
   return { ...revisions, entries: merged };
+}
+
+/** New names a delta merges by binary search (more are merged in one pass over the entries). */
+const FEW_ADDED = 64;
+
+/** The first position at or after `from` in entries sorted by name whose name sorts after `name`. */
+function insertionPoint(entries: readonly { name: string }[], name: string, from: number): number {
+  let low = from;
+  let high = entries.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (entries[middle]!.name < name) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }

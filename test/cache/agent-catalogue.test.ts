@@ -79,6 +79,32 @@ describe('applyDelta', () => {
     ]);
   });
 
+  it('answers what sorting the changed set answers, for one new name or many, with removals', () => {
+    let state = 9;
+    const random = () => {
+      state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return state / 2_147_483_648;
+    };
+    const name = () => `s${Math.floor(random() * 5000).toString(36)}`;
+    for (let round = 0; round < 120; round++) {
+      const names = [...new Set(Array.from({ length: Math.floor(random() * 300) }, name))].sort();
+      const start: CatalogueSnapshot = { revision: 1, loadsRevision: 0, entries: names.map((n) => entry(n)) };
+      // Rounds alternate between a publish or two and a bulk change (more than the binary-search path takes).
+      const changes = round % 3 === 0 ? 100 + Math.floor(random() * 100) : Math.floor(random() * 4);
+      const changed = [...new Set(Array.from({ length: changes }, name))].map((n) => entry(n, '2.0.0'));
+      const removed = [...new Set(Array.from({ length: Math.floor(random() * 5) }, name))].filter(
+        (n) => !changed.some((skill) => skill.name === n),
+      );
+      const expected = new Map(names.map((n) => [n, '1.0.0']));
+      for (const skill of changed) expected.set(skill.name, '2.0.0');
+      for (const n of removed) expected.delete(n);
+      const next = applyDelta(start, { revision: 2, loadsRevision: 0, entries: changed, removed });
+      expect(next.entries.map((skill) => `${skill.name}@${skill.version}`)).toEqual(
+        [...expected].sort(([x], [y]) => (x < y ? -1 : 1)).map(([n, version]) => `${n}@${version}`),
+      );
+    }
+  });
+
   it('keeps the entries array when nothing changed, and never moves revisions back', () => {
     const next = applyDelta(base, { revision: 4, loadsRevision: 7, entries: [], removed: [] });
     expect(next.entries).toBe(base.entries);
