@@ -129,7 +129,7 @@ export class SearchIndex implements TermSource {
    * alone (cleared with the scores: no array per search).
    */
   private touchedMarks = new Uint8Array(0);
-  /** The slots a search has scored, in the order it found them (the first `touched` of them). */
+  /** The slots a search has scored, in the order it found them (the first `touchedCount` of them). */
   private touchedSlots = new Int32Array(0);
   /** Per slot, the best score and its coverage among the translations of the unit being read. */
   private unitBest = new Float32Array(0);
