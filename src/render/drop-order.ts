@@ -1,3 +1,4 @@
+import { kthHighest } from '../search/top-k.js';
 import type { PromptSkill } from './prompt-types.js';
 
 /** Index ranks and token counts a never-loaded skill's sort key packs (see dropOrder): 2^24 and 2^28. */
@@ -16,7 +17,7 @@ const TOKEN_LIMIT = 2 ** 28;
  */
 export function dropOrder(skills: readonly PromptSkill[], entryTokens: Float64Array): Int32Array {
   const count = skills.length;
-  const rank = nameRanks(skills);
+  const rank = nameRanks(skills) ?? identity(count);
   const loads = new Float64Array(count);
   const loaded = new Float64Array(count);
   let neverLoaded = 0;
@@ -52,22 +53,107 @@ export function dropOrder(skills: readonly PromptSkill[], entryTokens: Float64Ar
     else rest.push(i);
   }
   keys.sort();
-  const byRank = rankToIndex(rank);
+  const byRank = inverse(rank);
   for (let k = 0; k < neverLoaded; k++) order[k] = byRank[keys[k]! % RANK_LIMIT]!;
   rest.sort(compare);
   order.set(rest, neverLoaded);
   return order;
 }
 
-/** Each skill's place in name order: its index when the skills are in name order already (the catalogue's). */
-function nameRanks(skills: readonly PromptSkill[]): Int32Array {
-  const rank = new Int32Array(skills.length);
+/**
+ * The first `limit` skills a budget keeps: dropOrder reversed (the most loaded first), cut after
+ * `limit`, without sorting the whole catalogue. A budget of a few thousand tokens keeps a few dozen
+ * skills of a million, so the loaded skills are ranked (bestByKey's way: their load counts first,
+ * the rule on ties) and the never-loaded ones needed after them are the highest of their packed keys,
+ * found in one pass (kthHighest), then sorted. `limit` at or above the count: the whole order.
+ */
+export function keepOrder(
+  skills: readonly PromptSkill[],
+  entryTokens: Float64Array,
+  limit: number,
+): Int32Array {
+  const count = skills.length;
+  if (limit >= count || count >= RANK_LIMIT) return dropOrder(skills, entryTokens).reverse();
+  const rank = nameRanks(skills);
+  const loaded: number[] = [];
+  const neverKeys = new Float64Array(count);
+  let never = 0;
+  for (let i = 0; i < count; i++) {
+    const skill = skills[i]!;
+    if (skill.loadCount === 0 && skill.lastLoadedAt == null) {
+      const tokens = entryTokens[i]!;
+      if (!(Number.isInteger(tokens) && tokens >= 0 && tokens < TOKEN_LIMIT)) {
+        return dropOrder(skills, entryTokens).reverse().subarray(0, limit);
+      }
+      neverKeys[never++] = (TOKEN_LIMIT - tokens) * RANK_LIMIT + (rank === undefined ? i : rank[i]!);
+    } else {
+      loaded.push(i);
+    }
+  }
+  const order = new Int32Array(limit);
+  const kept = keptLoaded(skills, entryTokens, rank, loaded, limit);
+  order.set(kept);
+  const wanted = limit - kept.length;
+  if (wanted === 0) return order;
+  // Never loaded, kept last to first dropped: the highest keys, highest first.
+  const keys = neverKeys.subarray(0, never);
+  const lowest = kthHighest(
+    keys,
+    wanted,
+    (key) => key,
+    () => true,
+  );
+  // Keys are distinct (the rank is), so exactly `wanted` reach the lowest kept.
+  const chosen = new Float64Array(wanted);
+  let found = 0;
+  for (const key of keys) if (key >= lowest) chosen[found++] = key;
+  chosen.sort().reverse();
+  const byRank = rank === undefined ? undefined : inverse(rank);
+  for (let at = 0; at < wanted; at++) {
+    const place = chosen[at]! % RANK_LIMIT;
+    order[kept.length + at] = byRank === undefined ? place : byRank[place]!;
+  }
+  return order;
+}
+
+/** The `limit` loaded skills a budget keeps first (at most), the most loaded first. */
+function keptLoaded(
+  skills: readonly PromptSkill[],
+  entryTokens: Float64Array,
+  rank: Int32Array | undefined,
+  loaded: readonly number[],
+  limit: number,
+): number[] {
+  const when = (i: number) => skills[i]!.lastLoadedAt?.getTime() ?? Number.NEGATIVE_INFINITY;
+  const kept = (a: number, b: number) => {
+    const loads = skills[b]!.loadCount - skills[a]!.loadCount;
+    if (loads !== 0) return loads;
+    if (when(a) !== when(b)) return when(a) > when(b) ? -1 : 1;
+    if (entryTokens[a] !== entryTokens[b]) return entryTokens[a]! - entryTokens[b]!;
+    return rank === undefined ? b - a : rank[b]! - rank[a]!;
+  };
+  if (loaded.length <= limit) return [...loaded].sort(kept);
+  const fewest = kthHighest(
+    loaded,
+    limit,
+    (i) => skills[i]!.loadCount,
+    () => true,
+  );
+  return loaded
+    .filter((i) => skills[i]!.loadCount >= fewest)
+    .sort(kept)
+    .slice(0, limit);
+}
+
+/**
+ * Each skill's place in name order; undefined when the skills are in name order already (the
+ * catalogue's): each one's place is then its index.
+ */
+function nameRanks(skills: readonly PromptSkill[]): Int32Array | undefined {
   let sorted = true;
   for (let i = 1; i < skills.length && sorted; i++) sorted = skills[i - 1]!.name < skills[i]!.name;
-  if (sorted) {
-    for (let i = 0; i < rank.length; i++) rank[i] = i;
-    return rank;
-  }
+  if (sorted) return undefined;
+  const rank = new Int32Array(skills.length);
   const byName = Array.from(skills, (_, i) => i).sort((a, b) =>
     skills[a]!.name < skills[b]!.name ? -1 : skills[a]!.name > skills[b]!.name ? 1 : a - b,
   );
@@ -77,7 +163,14 @@ function nameRanks(skills: readonly PromptSkill[]): Int32Array {
   return rank;
 }
 
-function rankToIndex(rank: Int32Array): Int32Array {
+function identity(count: number): Int32Array {
+  const index = new Int32Array(count);
+  for (let i = 0; i < count; i++) index[i] = i;
+  return index;
+}
+
+/** The index of each place: `inverse(rank)[rank[i]] === i`. */
+function inverse(rank: Int32Array): Int32Array {
   const index = new Int32Array(rank.length);
   for (let i = 0; i < rank.length; i++) index[rank[i]!] = i;
   return index;

@@ -89,16 +89,16 @@ export function clearEntryTokenMemo(): void {
 /**
  * The selection of each whole catalogue snapshot (selectAgentSkills without names). The same snapshot
  * gives the same selection, the same arrays, which lets renderings reuse what they computed for it
- * (drop orders).
+ * (keep orders).
  */
 export const selectionOfSnapshot = new WeakMap<readonly AgentSkill[], SelectedSkills>();
 
 /**
- * Drop orders of recent selections, by layout. A selection that did not change is the same array
- * (see selectionOfSnapshot), so renderings with other budgets reuse its order instead of sorting the
- * catalogue again.
+ * The keep orders of recent selections (their first part, or all of it), by layout. A selection that
+ * did not change is the same array (see selectionOfSnapshot), so renderings with other budgets reuse
+ * its order instead of ranking the catalogue again.
  */
-export const dropOrderOfSelection = new SnapshotMemo<readonly PromptSkill[], Int32Array>(8);
+export const keepOrderOfSelection = new SnapshotMemo<readonly PromptSkill[], Int32Array>(8);
 
 /**
  * The token layout and entry counts of recent selections, by layout key (style, base URL, tag: what an

@@ -155,42 +155,48 @@ export class FragmentRenderer {
   ) {}
 
   /**
-   * The fragment listing the skills whose `kept` flag is set; the omitted line names the others (in
-   * catalogue order, as the entries are) or counts them.
+   * The fragment listing the skills `kept` holds (indices, ascending); the omitted line names the
+   * others (in catalogue order, as the entries are) or counts them.
    */
-  async render(kept: Uint8Array, { searchFirst, names: named }: RenderStyle): Promise<RenderedPrompt> {
+  async render(kept: Int32Array, { searchFirst, names: named }: RenderStyle): Promise<RenderedPrompt> {
     await this.describe(kept);
     const { skills, options, described, slicer } = this;
     const entryParts: string[] = [];
     let entries: string[] = [];
-    const names: string[] = [];
-    let left = 0;
-    for (let i = 0; i < skills.length; i++) {
-      if (kept[i]) {
-        const skill = skills[i]!;
-        entries.push(renderEntry(skill, options, skill.description ?? described.get(skill.name) ?? ''));
-        if (entries.length === ENTRIES_PER_PART) {
-          entryParts.push(entries.join(''));
-          entries = [];
-        }
-      } else {
-        if (named) names.push(skills[i]!.name);
-        left += 1;
+    for (const index of kept) {
+      const skill = skills[index]!;
+      entries.push(renderEntry(skill, options, skill.description ?? described.get(skill.name) ?? ''));
+      if (entries.length === ENTRIES_PER_PART) {
+        entryParts.push(entries.join(''));
+        entries = [];
       }
       if (slicer.due()) await slicer.pause();
     }
     if (entries.length > 0) entryParts.push(entries.join(''));
-    const line = left === 0 ? '' : named ? omittedLine(names) : unlistedLine(left);
+    const left = skills.length - kept.length;
+    const line = left === 0 ? '' : named ? omittedLine(await this.namesLeftOut(kept)) : unlistedLine(left);
     const parts = assemble(entryParts, line, options.style, searchFirst);
     return { prompt: concatenate(parts), parts };
   }
 
-  /** Fetches the descriptions of the kept skills given without one, not fetched before. */
-  private async describe(kept: Uint8Array): Promise<void> {
-    const missing: PromptSkill[] = [];
+  /** The names of the skills `kept` does not hold, in catalogue order. */
+  private async namesLeftOut(kept: Int32Array): Promise<string[]> {
+    const names: string[] = [];
+    let next = 0;
     for (let i = 0; i < this.skills.length; i++) {
-      const skill = this.skills[i]!;
-      if (kept[i] && skill.description === undefined && !this.described.has(skill.name)) missing.push(skill);
+      if (next < kept.length && kept[next] === i) next += 1;
+      else names.push(this.skills[i]!.name);
+      if (this.slicer.due()) await this.slicer.pause();
+    }
+    return names;
+  }
+
+  /** Fetches the descriptions of the kept skills given without one, not fetched before. */
+  private async describe(kept: Int32Array): Promise<void> {
+    const missing: PromptSkill[] = [];
+    for (const index of kept) {
+      const skill = this.skills[index]!;
+      if (skill.description === undefined && !this.described.has(skill.name)) missing.push(skill);
     }
     if (missing.length === 0) return;
     if (!this.options.describe) throw new Error('skills without descriptions need PromptOptions.describe');

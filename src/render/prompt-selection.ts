@@ -66,16 +66,22 @@ export async function selectAgentSkills(
   return selected;
 }
 
-/** The entries a model may invoke, and the others as omitted. */
+/**
+ * The entries a model may invoke, and the others as omitted. Most catalogues disable invocation for
+ * none or a few, and a large one is not copied for none.
+ */
 function invocableOf(entries: readonly AgentSkill[]): SelectedSkills {
-  const skills: AgentSkill[] = [];
   const omitted: OmittedSkill[] = [];
   for (const entry of entries) {
     if (disablesModelInvocation(entry.disableModelInvocation)) {
       omitted.push({ name: entry.name, reason: 'model-invocation-disabled' });
-    } else {
-      skills.push(entry);
     }
+  }
+  if (omitted.length === 0) return { skills: entries, omitted };
+  const skills = new Array<AgentSkill>(entries.length - omitted.length);
+  let at = 0;
+  for (const entry of entries) {
+    if (!disablesModelInvocation(entry.disableModelInvocation)) skills[at++] = entry;
   }
   return { skills, omitted };
 }

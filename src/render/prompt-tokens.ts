@@ -88,8 +88,11 @@ export class Layout {
   /** markdown: what the blank line adds to the last entry before the omitted line. */
   readonly lastEntryNewline: number;
 
-  /** The remembered counts of each skill whose entry is counted in parts, by index; null for the rest. */
-  private readonly memoized: (PromptEntryTokens | null)[];
+  /**
+   * The remembered counts of skills counted in parts without stored counts, by index (null: counted
+   * whole). Skills with stored counts, nearly all, are not held here: their counts are read again.
+   */
+  private readonly counted = new Map<number, PromptEntryTokens | null>();
   /** newlineAfter of entries counted whole, by index. */
   private readonly newlineAdded = new Map<number, number>();
   /** HeadTokens of the list and the search-first fragment, counted when first needed. */
@@ -99,7 +102,6 @@ export class Layout {
     readonly options: PromptOptions,
     readonly skills: readonly PromptSkill[],
   ) {
-    this.memoized = new Array<PromptEntryTokens | null>(skills.length).fill(null);
     const { style, baseUrl, tag } = options;
     const query = tag && tag !== 'latest' ? `?tag=${encodeURIComponent(tag)}` : '';
     if (style === 'markdown') {
@@ -133,25 +135,22 @@ export class Layout {
     return counted;
   }
 
-  /** Tokens of the entry of skills[index]. Call it for every index first. */
+  /** Tokens of the entry of skills[index]. Call it for every index first (countEntries does). */
   entryTokens(index: number): number {
     const skill = this.skills[index]!;
     const { name, digest } = skill;
-    const stored = skill.promptTokens;
-    if (stored && (this.options.style === 'xml' || stored.markdown >= 0)) {
-      this.memoized[index] = stored;
-      return this.entryFixed + (this.options.style === 'xml' ? stored.xml : stored.markdown);
-    }
+    const stored = this.storedCounts(skill);
+    if (stored) return this.entryFixed + (this.options.style === 'xml' ? stored.xml : stored.markdown);
     const splits =
       digest !== undefined &&
       PLAIN_NAME.test(name) &&
       (this.options.style === 'xml' || NOT_BLANK.test(descriptionOf(skill)));
     if (!splits) {
-      this.memoized[index] = null;
+      this.counted.set(index, null);
       return countTokens(renderEntry(skill, this.options));
     }
     const counts = countsOf(name, digest);
-    this.memoized[index] = counts;
+    this.counted.set(index, counts);
     if (this.options.style === 'markdown') {
       if (counts.markdown < 0) counts.markdown = markdownPartTokens(name, descriptionOf(skill));
       return this.entryFixed + counts.markdown;
@@ -160,18 +159,39 @@ export class Layout {
     return this.entryFixed + counts.xml;
   }
 
+  /** The counts stored with the skill's version, when this layout's entry can be read from them. */
+  private storedCounts(skill: PromptSkill): PromptEntryTokens | null {
+    const stored = skill.promptTokens;
+    return stored && (this.options.style === 'xml' || stored.markdown >= 0) ? stored : null;
+  }
+
+  /** The counts of the parts of skills[index]'s entry; null when it is counted whole. */
+  private partsOf(index: number): PromptEntryTokens | null {
+    return this.storedCounts(this.skills[index]!) ?? this.counted.get(index) ?? null;
+  }
+
   /** Tokens of ` name` in the omitted line. */
   listedTokens(index: number): number {
-    const counts = this.memoized[index];
+    const counts = this.partsOf(index);
     if (!counts) return countTokens(` ${this.skills[index]!.name}`);
     if (counts.listed < 0) counts.listed = countTokens(` ${this.skills[index]!.name}`);
     return counts.listed;
   }
 
+  /** Tokens of every skill's ` name` in the omitted line, summed (a long loop: it yields meanwhile). */
+  async allListedTokens(slicer: Slicer): Promise<number> {
+    let tokens = 0;
+    for (let i = 0; i < this.skills.length; i++) {
+      tokens += this.listedTokens(i);
+      if (slicer.due()) await slicer.pause();
+    }
+    return tokens;
+  }
+
   /** markdown: what the blank line before the omitted line adds to the entry of skills[index]. */
   newlineAfter(index: number, entryTokens: number): number {
     if (this.options.style !== 'markdown') return 0;
-    if (this.memoized[index]) return this.lastEntryNewline;
+    if (this.partsOf(index)) return this.lastEntryNewline;
     let added = this.newlineAdded.get(index);
     if (added === undefined) {
       added = countTokens(`${renderEntry(this.skills[index]!, this.options)}\n`) - entryTokens;

@@ -82,8 +82,8 @@ export interface OmittedSkill {
 }
 
 export interface SelectedSkills {
-  /** Skills a model may invoke, in catalogue order. */
-  skills: AgentSkill[];
+  /** Skills a model may invoke, in catalogue order (the entries themselves when every one may be). */
+  skills: readonly AgentSkill[];
   /** Skills named or matched that cannot be listed, with the reason. */
   omitted: OmittedSkill[];
 }

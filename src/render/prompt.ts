@@ -141,9 +141,8 @@ async function promptResult(
   slicer: Slicer,
 ): Promise<PromptResult> {
   const included: IncludedSkill[] = [];
-  for (let i = 0; i < skills.length; i++) {
+  for (const i of kept) {
     if (slicer.due()) await slicer.pause();
-    if (!kept[i]) continue;
     const skill = skills[i]!;
     const namespace = options.namespaceOf?.(skill.name);
     included.push({
@@ -165,21 +164,19 @@ async function promptResult(
     included,
     searchFirst,
     get omitted() {
-      omitted ??= Array.from(dropped, (index) => ({ name: skills[index]!.name, reason: 'budget' as const }));
+      omitted ??= Array.from(dropped.all(), (index) => ({
+        name: skills[index]!.name,
+        reason: 'budget' as const,
+      }));
       return omitted;
     },
-    omittedCount: dropped.length,
+    omittedCount: dropped.count,
   };
   // Not enumerable: a result is data (compared, spread) and this reads it, it is not part of it.
   return Object.defineProperty(result, 'mostLoadedOmitted', {
     enumerable: false,
-    value: (limit: number): OmittedSkill[] => {
-      const named: OmittedSkill[] = [];
-      for (let at = dropped.length - 1; at >= 0 && named.length < limit; at--) {
-        named.push({ name: skills[dropped[at]!]!.name, reason: 'budget' });
-      }
-      return named;
-    },
+    value: (limit: number): OmittedSkill[] =>
+      dropped.mostLoaded(limit).map((index) => ({ name: skills[index]!.name, reason: 'budget' as const })),
   }) as PromptResult;
 }
 
