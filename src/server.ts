@@ -213,7 +213,7 @@ export function warmCaches(app: FastifyInstance): Promise<void> {
     else
       app.log.warn(
         { err: error, ms },
-        `could not read the ${part} yet; the first request that needs it will`,
+        `could not prepare the ${part} yet; the first request that needs it will`,
       );
   });
 }

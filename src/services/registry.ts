@@ -5,8 +5,9 @@ import { ReadCache } from '../cache/read-cache.js';
 import { RESPONSE_CACHE_SHARE } from '../cache/response-cache.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/client.js';
-import { DEFAULT_NAMESPACE } from '../domain/scope.js';
+import { DEFAULT_NAMESPACE, DEFAULT_SCOPE } from '../domain/scope.js';
 import { RepositoryCache } from '../git/repository-cache.js';
+import { PromptBudgetError } from '../render/prompt.js';
 import { ArchivesRepository } from '../storage/archives-repository.js';
 import { AuditRepository } from '../storage/audit-repository.js';
 import { CatalogueRepository } from '../storage/catalogue-repository.js';
@@ -109,8 +110,8 @@ export interface Registry {
   fillPromptTokens(): Promise<number>;
   /**
    * Reads what every replica keeps in memory for `default` (the search index, then the agent catalogue
-   * copy, which holds the index's strings for names), so neither the first search nor the first prompt
-   * waits for it. A part that fails is reported and left to the first request that needs it.
+   * copy, which holds the index's strings for names), then answers a search and a budgeted prompt,
+   * so neither the first search nor the first prompt waits for it. A part that fails is reported and left to the first request that needs it.
    */
   warm(report: (part: WarmPart, outcome: { ms: number; error?: unknown }) => void): Promise<void>;
   /** True while warm() or the search index's own warm-up runs: GET /readyz answers 503. */
@@ -119,7 +120,31 @@ export interface Registry {
   close(): Promise<void>;
 }
 
-export type WarmPart = 'search index' | 'agent catalogue';
+export type WarmPart = 'search index' | 'agent catalogue' | 'first search and prompt';
+
+/** A request a replica answers before it is ready: common words and one misspelt. */
+const WARM_QUERY = 'review the code changes and write tests for the deploymnet';
+
+/**
+ * The first search and budgeted prompt of a process compile their code and make their scratch
+ * arrays and per-snapshot orders (a second or more at a million skills): done here, before the
+ * replica says it is ready, rather than in a client's request.
+ */
+async function firstRequests(search: SkillSearchService, agents: AgentRenderingService): Promise<void> {
+  await search.search(DEFAULT_SCOPE, { query: WARM_QUERY, limit: 10 });
+  try {
+    const prompt = await agents.prompt(DEFAULT_SCOPE, {
+      selection: {},
+      format: 'xml',
+      baseUrl: 'http://localhost',
+    });
+    await prompt.body();
+  } catch (error) {
+    // A default budget too small for the instructions refuses every prompt: the operator's to fix,
+    // and each request says so.
+    if (!(error instanceof PromptBudgetError)) throw error;
+  }
+}
 
 export async function openRegistry(options: {
   config: Config;
@@ -201,6 +226,7 @@ export async function openRegistry(options: {
     installed,
   );
   const bundles = new BundleService(reads, archives);
+  const agents = new AgentRenderingService(reads.cached, reads.listing, config.promptBudget);
   let warmingNow = false;
   return {
     config,
@@ -213,7 +239,7 @@ export async function openRegistry(options: {
     signing,
     attestations: new AttestationService(reads, signing),
     reads,
-    agents: new AgentRenderingService(reads.cached, reads.listing, config.promptBudget),
+    agents,
     discovery: new DiscoveryService(archives, reads, bundles, log),
     archives,
     bundles,
@@ -239,6 +265,7 @@ export async function openRegistry(options: {
         const parts: [WarmPart, () => Promise<unknown>][] = [
           ['search index', () => search.warm()],
           ['agent catalogue', () => catalogues.mirror(DEFAULT_NAMESPACE).snapshot()],
+          ['first search and prompt', () => firstRequests(search, agents)],
         ];
         for (const [part, read] of parts) {
           const started = Date.now();

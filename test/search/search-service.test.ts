@@ -123,7 +123,7 @@ describe('search service', () => {
       read.mockRestore();
     }
     await warming;
-    expect(parts).toEqual(['search index', 'agent catalogue']);
+    expect(parts).toEqual(['search index', 'agent catalogue', 'first search and prompt']);
     expect(ctx.app.registry.warming).toBe(false);
     expect((await ctx.app.inject('/readyz')).statusCode).toBe(200);
   });
