@@ -1,9 +1,10 @@
 import { DEFAULT_NAMESPACE } from '../domain/scope.js';
-import type {
-  AgentCatalogueQuery,
-  AgentCatalogueSource,
-  AgentSkill,
-  PromptEntryTokens,
+import {
+  type AgentCatalogueQuery,
+  type AgentCatalogueSource,
+  type AgentSkill,
+  markInNameOrder,
+  type PromptEntryTokens,
 } from '../render/prompt.js';
 import type { AgentCatalogueEntry, CatalogueRepository } from '../storage/catalogue-repository.js';
 import { LATEST, type StateRevisions } from '../storage/records.js';
@@ -210,6 +211,8 @@ export class AgentCatalogueMirror implements AgentCatalogueSource {
   }
 
   private keep(snapshot: CatalogueSnapshot): CatalogueSnapshot {
+    // Sorted by byName here: renderings need not check it again for each snapshot.
+    markInNameOrder(snapshot.entries);
     if (!this.closed) this.heldSnapshot = snapshot;
     return snapshot;
   }

@@ -1,4 +1,5 @@
 import { kthHighest } from '../search/top-k.js';
+import { isInNameOrder, promptColumnsOf } from './prompt-columns.js';
 import type { PromptSkill } from './prompt-types.js';
 
 /** Index ranks and token counts a never-loaded skill's sort key packs (see dropOrder): 2^24 and 2^28. */
@@ -18,13 +19,10 @@ const TOKEN_LIMIT = 2 ** 28;
 export function dropOrder(skills: readonly PromptSkill[], entryTokens: Float64Array): Int32Array {
   const count = skills.length;
   const rank = nameRanks(skills) ?? identity(count);
-  const loads = new Float64Array(count);
-  const loaded = new Float64Array(count);
+  const { loads, loadedAt: loaded } = promptColumnsOf(skills);
   let neverLoaded = 0;
   let packable = count < RANK_LIMIT;
   for (let i = 0; i < count; i++) {
-    loads[i] = skills[i]!.loadCount;
-    loaded[i] = skills[i]!.lastLoadedAt?.getTime() ?? Number.NEGATIVE_INFINITY;
     if (loads[i] === 0 && loaded[i] === Number.NEGATIVE_INFINITY) {
       neverLoaded += 1;
       const tokens = entryTokens[i]!;
@@ -75,12 +73,12 @@ export function keepOrder(
   const count = skills.length;
   if (limit >= count || count >= RANK_LIMIT) return dropOrder(skills, entryTokens).reverse();
   const rank = nameRanks(skills);
+  const { loads, loadedAt } = promptColumnsOf(skills);
   const loaded: number[] = [];
   const neverKeys = new Float64Array(count);
   let never = 0;
   for (let i = 0; i < count; i++) {
-    const skill = skills[i]!;
-    if (skill.loadCount === 0 && skill.lastLoadedAt == null) {
+    if (loads[i] === 0 && loadedAt[i] === Number.NEGATIVE_INFINITY) {
       const tokens = entryTokens[i]!;
       if (!(Number.isInteger(tokens) && tokens >= 0 && tokens < TOKEN_LIMIT)) {
         return dropOrder(skills, entryTokens).reverse().subarray(0, limit);
@@ -124,11 +122,10 @@ function keptLoaded(
   loaded: readonly number[],
   limit: number,
 ): number[] {
-  const when = (i: number) => skills[i]!.lastLoadedAt?.getTime() ?? Number.NEGATIVE_INFINITY;
+  const { loads, loadedAt } = promptColumnsOf(skills);
   const kept = (a: number, b: number) => {
-    const loads = skills[b]!.loadCount - skills[a]!.loadCount;
-    if (loads !== 0) return loads;
-    if (when(a) !== when(b)) return when(a) > when(b) ? -1 : 1;
+    if (loads[a] !== loads[b]) return loads[b]! - loads[a]!;
+    if (loadedAt[a] !== loadedAt[b]) return loadedAt[a]! > loadedAt[b]! ? -1 : 1;
     if (entryTokens[a] !== entryTokens[b]) return entryTokens[a]! - entryTokens[b]!;
     return rank === undefined ? b - a : rank[b]! - rank[a]!;
   };
@@ -136,11 +133,11 @@ function keptLoaded(
   const fewest = kthHighest(
     loaded,
     limit,
-    (i) => skills[i]!.loadCount,
+    (i) => loads[i]!,
     () => true,
   );
   return loaded
-    .filter((i) => skills[i]!.loadCount >= fewest)
+    .filter((i) => loads[i]! >= fewest)
     .sort(kept)
     .slice(0, limit);
 }
@@ -150,9 +147,7 @@ function keptLoaded(
  * catalogue's): each one's place is then its index.
  */
 function nameRanks(skills: readonly PromptSkill[]): Int32Array | undefined {
-  let sorted = true;
-  for (let i = 1; i < skills.length && sorted; i++) sorted = skills[i - 1]!.name < skills[i]!.name;
-  if (sorted) return undefined;
+  if (isInNameOrder(skills)) return undefined;
   const rank = new Int32Array(skills.length);
   const byName = Array.from(skills, (_, i) => i).sort((a, b) =>
     skills[a]!.name < skills[b]!.name ? -1 : skills[a]!.name > skills[b]!.name ? 1 : a - b,

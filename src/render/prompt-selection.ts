@@ -1,3 +1,4 @@
+import { inheritNameOrder } from './prompt-columns.js';
 import { selectionOfSnapshot } from './prompt-memo.js';
 import type { AgentSkill, OmittedSkill, SelectedSkills } from './prompt-types.js';
 
@@ -83,6 +84,7 @@ function invocableOf(entries: readonly AgentSkill[]): SelectedSkills {
   for (const entry of entries) {
     if (!disablesModelInvocation(entry.disableModelInvocation)) skills[at++] = entry;
   }
+  inheritNameOrder(entries, skills);
   return { skills, omitted };
 }
 

@@ -1,3 +1,4 @@
+import { promptColumnsOf } from './prompt-columns.js';
 import { countsOf } from './prompt-memo.js';
 import {
   descriptionOf,
@@ -135,7 +136,10 @@ export class Layout {
     return counted;
   }
 
-  /** Tokens of the entry of skills[index]. Call it for every index first (countEntries does). */
+  /**
+   * Tokens of the entry of skills[index]. Call it for every index without stored counts first
+   * (countEntries does): it remembers how the others are counted.
+   */
   entryTokens(index: number): number {
     const skill = this.skills[index]!;
     const { name, digest } = skill;
@@ -227,9 +231,12 @@ export function layoutKeyOf(options: PromptOptions): string {
 
 export async function countEntries(layout: Layout, slicer: Slicer): Promise<EntryTokens> {
   const byIndex = new Float64Array(layout.skills.length);
+  const columns = promptColumnsOf(layout.skills);
+  // Stored counts are read from the selection's columns; the others are counted (and remembered).
+  const stored = layout.options.style === 'xml' ? columns.xml : columns.markdown;
   let total = 0;
   for (let i = 0; i < byIndex.length; i++) {
-    byIndex[i] = layout.entryTokens(i);
+    byIndex[i] = stored[i]! >= 0 ? layout.entryFixed + stored[i]! : layout.entryTokens(i);
     total += byIndex[i]!;
     if (slicer.due()) await slicer.pause();
   }
