@@ -3,6 +3,7 @@ import {
   type AgentCatalogueQuery,
   type AgentCatalogueSource,
   type AgentSkill,
+  followPromptColumns,
   markInNameOrder,
   type PromptEntryTokens,
 } from '../render/prompt.js';
@@ -181,7 +182,10 @@ export class AgentCatalogueMirror implements AgentCatalogueSource {
     const base = this.heldSnapshot;
     if (!base) return this.keep(await this.build());
     const delta = await this.skills.agentCatalogueSince(LATEST, base, this.namespace);
-    return this.keep(applyDelta(base, { ...delta, entries: this.compact(delta.entries) }));
+    const next = applyDelta(base, { ...delta, entries: this.compact(delta.entries) });
+    // What renderings read of every entry goes over from the last snapshot, not read again.
+    followPromptColumns(base.entries, next.entries);
+    return this.keep(next);
   }
 
   /**

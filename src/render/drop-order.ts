@@ -74,18 +74,12 @@ export function keepOrder(
   if (limit >= count || count >= RANK_LIMIT) return dropOrder(skills, entryTokens).reverse();
   const rank = nameRanks(skills);
   const { loads, loadedAt } = promptColumnsOf(skills);
+  const never = (i: number) => loads[i] === 0 && loadedAt[i] === Number.NEGATIVE_INFINITY;
   const loaded: number[] = [];
-  const neverKeys = new Float64Array(count);
-  let never = 0;
   for (let i = 0; i < count; i++) {
-    if (loads[i] === 0 && loadedAt[i] === Number.NEGATIVE_INFINITY) {
-      const tokens = entryTokens[i]!;
-      if (!(Number.isInteger(tokens) && tokens >= 0 && tokens < TOKEN_LIMIT)) {
-        return dropOrder(skills, entryTokens).reverse().subarray(0, limit);
-      }
-      neverKeys[never++] = (TOKEN_LIMIT - tokens) * RANK_LIMIT + (rank === undefined ? i : rank[i]!);
-    } else {
-      loaded.push(i);
+    if (!never(i)) loaded.push(i);
+    else if (!Number.isInteger(entryTokens[i]) || entryTokens[i]! < 0 || entryTokens[i]! >= TOKEN_LIMIT) {
+      return dropOrder(skills, entryTokens).reverse().subarray(0, limit);
     }
   }
   const order = new Int32Array(limit);
@@ -93,18 +87,15 @@ export function keepOrder(
   order.set(kept);
   const wanted = limit - kept.length;
   if (wanted === 0) return order;
-  // Never loaded, kept last to first dropped: the highest keys, highest first.
-  const keys = neverKeys.subarray(0, never);
-  const lowest = kthHighest(
-    keys,
-    wanted,
-    (key) => key,
-    () => true,
-  );
+  // Never loaded, kept last to first dropped: the highest keys, highest first. Keys are made as they
+  // are compared (twice: for the lowest one kept, then to collect those), not stored for every skill.
+  const key = (i: number) =>
+    (TOKEN_LIMIT - entryTokens[i]!) * RANK_LIMIT + (rank === undefined ? i : rank[i]!);
+  const lowest = kthHighest(count, wanted, key, never);
   // Keys are distinct (the rank is), so exactly `wanted` reach the lowest kept.
   const chosen = new Float64Array(wanted);
   let found = 0;
-  for (const key of keys) if (key >= lowest) chosen[found++] = key;
+  for (let i = 0; i < count; i++) if (never(i) && key(i) >= lowest) chosen[found++] = key(i);
   chosen.sort().reverse();
   const byRank = rank === undefined ? undefined : inverse(rank);
   for (let at = 0; at < wanted; at++) {

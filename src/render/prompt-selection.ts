@@ -1,4 +1,10 @@
-import { inheritNameOrder } from './prompt-columns.js';
+import {
+  carrySubsetColumns,
+  disablesModelInvocation,
+  inheritNameOrder,
+  type PromptColumns,
+  promptColumnsOf,
+} from './prompt-columns.js';
 import { selectionOfSnapshot } from './prompt-memo.js';
 import type { AgentSkill, OmittedSkill, SelectedSkills } from './prompt-types.js';
 
@@ -29,16 +35,8 @@ export interface AgentCatalogueSource {
   agentCatalogue(query: AgentCatalogueQuery): Promise<AgentSkill[]>;
 }
 
-/**
- * `disable-model-invocation: true` (Claude Code) means only a person may start the skill, so it is
- * never offered to a model. YAML written as a quoted "true" counts too.
- */
 export function isModelInvocable(frontmatter: Record<string, unknown>): boolean {
   return !disablesModelInvocation(frontmatter['disable-model-invocation']);
-}
-
-function disablesModelInvocation(flag: unknown): boolean {
-  return flag === true || (typeof flag === 'string' && flag.trim().toLowerCase() === 'true');
 }
 
 /**
@@ -58,10 +56,11 @@ export async function selectAgentSkills(
   });
   if (names) return withNotFound(invocableOf(entries), entries, names);
   // The same catalogue snapshot gives the same selection: the same arrays, which lets renderings
-  // reuse what they computed for it (drop orders).
+  // reuse what they computed for it (keep orders). Its columns are read once (or carried over from
+  // the snapshot before), and the selection takes them from there.
   let selected = selectionOfSnapshot.get(entries);
   if (!selected) {
-    selected = invocableOf(entries);
+    selected = invocableOf(entries, promptColumnsOf(entries));
     selectionOfSnapshot.set(entries, selected);
   }
   return selected;
@@ -69,22 +68,23 @@ export async function selectAgentSkills(
 
 /**
  * The entries a model may invoke, and the others as omitted. Most catalogues disable invocation for
- * none or a few, and a large one is not copied for none.
+ * none or a few: the entries are then not copied, or copied without reading each one again.
  */
-function invocableOf(entries: readonly AgentSkill[]): SelectedSkills {
+function invocableOf(entries: readonly AgentSkill[], columns?: PromptColumns): SelectedSkills {
+  const disabled = (i: number) =>
+    columns ? columns.disabled[i] === 1 : disablesModelInvocation(entries[i]!.disableModelInvocation);
   const omitted: OmittedSkill[] = [];
-  for (const entry of entries) {
-    if (disablesModelInvocation(entry.disableModelInvocation)) {
-      omitted.push({ name: entry.name, reason: 'model-invocation-disabled' });
+  if (columns === undefined || columns.disabledCount > 0) {
+    for (let i = 0; i < entries.length; i++) {
+      if (disabled(i)) omitted.push({ name: entries[i]!.name, reason: 'model-invocation-disabled' });
     }
   }
   if (omitted.length === 0) return { skills: entries, omitted };
   const skills = new Array<AgentSkill>(entries.length - omitted.length);
   let at = 0;
-  for (const entry of entries) {
-    if (!disablesModelInvocation(entry.disableModelInvocation)) skills[at++] = entry;
-  }
+  for (let i = 0; i < entries.length; i++) if (!disabled(i)) skills[at++] = entries[i]!;
   inheritNameOrder(entries, skills);
+  carrySubsetColumns(entries, skills, (i) => !disabled(i));
   return { skills, omitted };
 }
 

@@ -30,10 +30,11 @@ export function bestByKey(
 
 /**
  * The k-th highest of `values` over the candidates `admit` lets through (-Infinity when fewer than k
- * are): a heap of numbers, so no call is made for a candidate below the k-th highest so far.
+ * are): a heap of numbers, so no call is made for a candidate below the k-th highest so far. The
+ * candidates are given, or a count n for every number from 0 to n - 1.
  */
 export function kthHighest(
-  candidates: ArrayLike<number>,
+  candidates: ArrayLike<number> | number,
   k: number,
   value: (candidate: number) => number,
   admit: (candidate: number) => boolean,
@@ -41,8 +42,10 @@ export function kthHighest(
   if (k <= 0) return Number.POSITIVE_INFINITY;
   const heap = new Float64Array(k);
   let size = 0;
-  for (let at = 0; at < candidates.length; at++) {
-    const candidate = candidates[at]!;
+  const given = typeof candidates === 'number' ? undefined : candidates;
+  const length = given === undefined ? (candidates as number) : given.length;
+  for (let at = 0; at < length; at++) {
+    const candidate = given === undefined ? at : given[at]!;
     const v = value(candidate);
     if (size === k && v <= heap[0]!) continue;
     if (!admit(candidate)) continue;
