@@ -198,7 +198,12 @@ async function buildService(scratch: string): Promise<void> {
 
 function startService(name: string, database: DatabaseTarget, extra: Record<string, string> = {}) {
   const nodeFlags = args['node-options']!.split(/\s+/).filter(Boolean);
-  return startProcess(name, [...nodeFlags, ...serviceArgv], {
+  // The defaults first (serviceArgv starts with them), so --node-options can override them.
+  const [defaults, rest] = [
+    serviceArgv.slice(0, SERVICE_NODE_FLAGS.length),
+    serviceArgv.slice(SERVICE_NODE_FLAGS.length),
+  ];
+  return startProcess(name, [...defaults, ...nodeFlags, ...rest], {
     ...database.env,
     NODE_ENV: 'production',
     LOG_LEVEL: 'warn',
