@@ -18,7 +18,7 @@ const TOKEN_LIMIT = 2 ** 28;
  */
 export function dropOrder(skills: readonly PromptSkill[], entryTokens: Float64Array): Int32Array {
   const count = skills.length;
-  const rank = nameRanks(skills) ?? identity(count);
+  const rank = nameRanks(skills) ?? everyIndex(count);
   const { loads, loadedAt: loaded } = promptColumnsOf(skills);
   let neverLoaded = 0;
   let packable = count < RANK_LIMIT;
@@ -61,9 +61,10 @@ export function dropOrder(skills: readonly PromptSkill[], entryTokens: Float64Ar
 /**
  * The first `limit` skills a budget keeps: dropOrder reversed (the most loaded first), cut after
  * `limit`, without sorting the whole catalogue. A budget of a few thousand tokens keeps a few dozen
- * skills of a million, so the loaded skills are ranked (bestByKey's way: their load counts first,
- * the rule on ties) and the never-loaded ones needed after them are the highest of their packed keys,
- * found in one pass (kthHighest), then sorted. `limit` at or above the count: the whole order.
+ * skills of a million, so only the loaded skills that may be kept are sorted by the rule (those with
+ * at least the limit-th highest load count), and the never-loaded ones needed after them are those
+ * with the highest packed keys, found in one pass (kthHighest), then sorted. `limit` at or above the
+ * count: the whole order.
  */
 export function keepOrder(
   skills: readonly PromptSkill[],
@@ -149,7 +150,8 @@ function nameRanks(skills: readonly PromptSkill[]): Int32Array | undefined {
   return rank;
 }
 
-function identity(count: number): Int32Array {
+/** Every index from 0 to count - 1, in order. */
+export function everyIndex(count: number): Int32Array {
   const index = new Int32Array(count);
   for (let i = 0; i < count; i++) index[i] = i;
   return index;

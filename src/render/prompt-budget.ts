@@ -1,5 +1,5 @@
 import { AppError } from '../domain/app-errors.js';
-import { keepOrder } from './drop-order.js';
+import { everyIndex, keepOrder } from './drop-order.js';
 import { keepOrderOfSelection } from './prompt-memo.js';
 import type { FragmentRenderer, RenderedPrompt, RenderStyle } from './prompt-render.js';
 import {
@@ -162,13 +162,6 @@ interface PrefixSums {
 
 /** See BudgetFitting.prefixSums: by keep order (itself remembered per selection and layout). */
 const prefixSumsOfOrder = new WeakMap<Int32Array, PrefixSums>();
-
-/** Every index from 0 to count - 1: every skill kept. */
-function everyIndex(count: number): Int32Array {
-  const all = new Int32Array(count);
-  for (let i = 0; i < count; i++) all[i] = i;
-  return all;
-}
 
 /**
  * Fitting works with m, how many skills are kept: the first m of the keep order (the most loaded),
