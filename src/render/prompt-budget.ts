@@ -213,13 +213,13 @@ class BudgetFitting {
     const count = skills.length;
     const limit = budget + SLACK;
     let order = this.keepOrder(this.input.keepFirst ?? KEEP_FIRST);
-    let least = await this.leastTokens(order, limit);
+    let { named, unlisted } = await this.tokensAfterKeeping(order, limit);
+    const least = (m: number) => Math.min(named(m), unlisted(m));
     // Keeping every skill ranked so far may fit: rank more.
     while (order.length < count && least(order.length) <= limit) {
       order = this.keepOrder(order.length * KEEP_GROWTH);
-      least = await this.leastTokens(order, limit);
+      ({ named, unlisted } = await this.tokensAfterKeeping(order, limit));
     }
-    const { named, unlisted } = await this.tokensAfterKeeping(order, limit);
     for (let m = lastWithin(0, Math.min(order.length, count - 1), least, limit); m >= 0; m--) {
       if (least(m) > limit) continue;
       this.keepFirst(order, m);
@@ -242,12 +242,6 @@ class BudgetFitting {
   private keepOrder(size: number): Int32Array {
     const { skills, entries, options } = this.input;
     return keptFirst(skills, entries.byIndex, options, size);
-  }
-
-  /** The least computed tokens of the fragment keeping the first m of `order`, named line or counting line. */
-  private async leastTokens(order: Int32Array, limit: number): Promise<(m: number) => number> {
-    const { named, unlisted } = await this.tokensAfterKeeping(order, limit);
-    return (m) => Math.min(named(m), unlisted(m));
   }
 
   /**

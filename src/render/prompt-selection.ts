@@ -54,7 +54,7 @@ export async function selectAgentSkills(
     names,
     ...(options.descriptions === false ? { descriptions: false } : {}),
   });
-  if (names) return withNotFound(invocableOf(entries), entries, names);
+  if (names) return withNotFound(invocableOf(entries, promptColumnsOf(entries)), entries, names);
   // The same catalogue snapshot gives the same selection: the same arrays, which lets renderings
   // reuse what they computed for it (keep orders). Its columns are read once (or carried over from
   // the snapshot before), and the selection takes them from there.
@@ -70,11 +70,10 @@ export async function selectAgentSkills(
  * The entries a model may invoke, and the others as omitted. Most catalogues disable invocation for
  * none or a few: the entries are then not copied, or copied without reading each one again.
  */
-function invocableOf(entries: readonly AgentSkill[], columns?: PromptColumns): SelectedSkills {
-  const disabled = (i: number) =>
-    columns ? columns.disabled[i] === 1 : disablesModelInvocation(entries[i]!.disableModelInvocation);
+function invocableOf(entries: readonly AgentSkill[], columns: PromptColumns): SelectedSkills {
+  const disabled = (i: number) => columns.disabled[i] === 1;
   const omitted: OmittedSkill[] = [];
-  if (columns === undefined || columns.disabledCount > 0) {
+  if (columns.disabledCount > 0) {
     for (let i = 0; i < entries.length; i++) {
       if (disabled(i)) omitted.push({ name: entries[i]!.name, reason: 'model-invocation-disabled' });
     }

@@ -111,7 +111,8 @@ export interface Registry {
   /**
    * Reads what every replica keeps in memory for `default` (the search index, then the agent catalogue
    * copy, which holds the index's strings for names), then answers a search and a budgeted prompt,
-   * so neither the first search nor the first prompt waits for it. A part that fails is reported and left to the first request that needs it.
+   * so neither the first search nor the first prompt waits for it. A part that fails is reported and
+   * left to the first request that needs it.
    */
   warm(report: (part: WarmPart, outcome: { ms: number; error?: unknown }) => void): Promise<void>;
   /** True while warm() or the search index's own warm-up runs: GET /readyz answers 503. */
