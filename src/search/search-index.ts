@@ -281,6 +281,8 @@ export class SearchIndex implements TermSource {
     const totalIdf = requestWeight(terms, idfs);
     // The most one term adds to a skill's score: BM25 saturates below (k1 + 1) times the weight.
     let remaining = idfs.reduce((sum, idf) => sum + idf * (k1 + 1 + nameMatch), 0);
+    /** The weight of the terms not read yet: the most coverage a skill not found yet can reach. */
+    let idfLeft = idfs.reduce((sum, idf) => sum + idf, 0);
     /** The highest score summed so far (translations are summed at the end). */
     let highest = 0;
     const isTouched = this.touchedMarks;
@@ -298,14 +300,19 @@ export class SearchIndex implements TermSource {
       const { postings, unit, translation } = terms[t]!;
       const idf = idfs[t]!;
       if (!candidatesOnly && postings.length > PRUNE_FROM_DF && touchedCount >= wanted) {
-        // A skill no earlier term matched can score at most `remaining`: once the k-th best lower bound
-        // of the skills already found is above it, only those skills can still make the first k.
+        // A skill no earlier term matched can sum at most `remaining`, and cover at most the weight of
+        // the terms left: once the k-th best lower bound of the skills already found is above that
+        // score, only those skills can still make the first k.
+        const untouchedBest =
+          totalIdf > 0 ? remaining * Math.sqrt(Math.min(1, idfLeft / totalIdf)) : remaining;
         const found = touchedSlots.subarray(0, touchedCount);
-        // (That bound is at most the highest partial score: no need to find it while `remaining` is above.)
+        // (That bound is at most the highest partial score: no need to find it while the best is above.)
         candidatesOnly =
-          remaining < highest && remaining < this.kthLowerBound(found, wanted, totalIdf, options.accept);
+          untouchedBest < highest &&
+          untouchedBest < this.kthLowerBound(found, wanted, totalIdf, options.accept);
       }
       remaining -= idf * (k1 + 1 + nameMatch);
+      idfLeft -= idf;
       const { data, dense, first } = postings;
       // Few candidates against a long list: look each one up rather than read the whole list (a
       // dense one answers a lookup at once).
