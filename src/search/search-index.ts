@@ -380,7 +380,9 @@ export class SearchIndex implements TermSource {
       }
     }
     const touched = touchedSlots.subarray(0, touchedCount);
-    for (const slot of touched) {
+    // (Only a request with translations has anything to add here: most have none.)
+    const translating = terms.some(({ translation }) => translation);
+    for (const slot of touched.subarray(0, translating ? touchedCount : 0)) {
       if (translatedUnits[slot] === 0) continue;
       // One related word of another language is weak evidence alone (it may mean something else
       // there): it counts in full beside another match of the request, and ranks last on its own.
