@@ -98,7 +98,15 @@ export function appOn(database: Database, env: Record<string, string> = {}): Pro
 export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const testDatabase = await createTestDatabase();
   const database = await testDatabase.open();
-  const app = await appOn(database, env);
+  let app: FastifyInstance;
+  try {
+    app = await appOn(database, env);
+  } catch (error) {
+    // A configuration the service refuses (a test may expect that) leaves no database behind.
+    await database.close();
+    await testDatabase.drop();
+    throw error;
+  }
   return {
     app,
     database,
