@@ -269,7 +269,9 @@ export class SearchIndex implements TermSource {
     const terms = queryTerms(words, query, this, literal);
     const learned = options.learned ? this.learnedBoosts(words, options.learned) : undefined;
     if (terms.length === 0 && !learned) return [];
-    this.ensureScratch(slots);
+    // (Only a request with translations has anything to sum per unit and add at the end: most have none.)
+    const translating = terms.some(({ translation }) => translation);
+    this.ensureScratch(slots, translating);
     const { sums, unitBest, unitIdf, translated, translatedIdf, translatedUnits } = this;
     // Replaced and removed skills keep their postings until compaction: only then is a slot's name looked at.
     const names = this.names;
@@ -380,8 +382,6 @@ export class SearchIndex implements TermSource {
       }
     }
     const touched = touchedSlots.subarray(0, touchedCount);
-    // (Only a request with translations has anything to add here: most have none.)
-    const translating = terms.some(({ translation }) => translation);
     for (const slot of touched.subarray(0, translating ? touchedCount : 0)) {
       if (translatedUnits[slot] === 0) continue;
       // One related word of another language is weak evidence alone (it may mean something else
@@ -441,13 +441,19 @@ export class SearchIndex implements TermSource {
     return hits;
   }
 
-  /** Per-slot arrays a search adds into, at least `slots` long (zeroed again after each search). */
-  private ensureScratch(slots: number): void {
-    if (this.touchedMarks.length >= slots) return;
-    const size = grownSize(this.touchedMarks.length, slots);
-    this.sums = new Float64Array(2 * size);
-    this.touchedMarks = new Uint8Array(size);
-    this.touchedSlots = new Int32Array(size);
+  /**
+   * Per-slot arrays a search adds into, at least `slots` long (zeroed again after each search). Those
+   * of translations are made only once a request has some: 17 bytes a slot most replicas never need.
+   */
+  private ensureScratch(slots: number, translating: boolean): void {
+    if (this.touchedMarks.length < slots) {
+      const size = grownSize(this.touchedMarks.length, slots);
+      this.sums = new Float64Array(2 * size);
+      this.touchedMarks = new Uint8Array(size);
+      this.touchedSlots = new Int32Array(size);
+    }
+    if (!translating || this.translatedUnits.length >= slots) return;
+    const size = this.touchedMarks.length;
     this.unitBest = new Float32Array(size);
     this.unitIdf = new Float32Array(size);
     this.translated = new Float32Array(size);

@@ -260,6 +260,28 @@ describe('related words in another language (translations)', () => {
     expect(alone).toContain('requesting-code-review');
     expect(alone[0]).toBe('cn-security-audit');
   });
+
+  it("makes the translations' per-slot arrays for the first request that has some, and grows them", () => {
+    const index = indexOf([
+      { name: 'web-security', description: 'Security checklist for web services.', body: '' },
+      { name: 'board-game-rules', description: '桌游规则设计与评审。', body: '' },
+    ]);
+    expect(ranked(index, 'security checklist')).toEqual(['web-security']);
+    const plain = index.stats().slotBytes;
+    expect(ranked(index, request)).toEqual(['web-security', 'board-game-rules']);
+    expect(index.stats().slotBytes).toBeGreaterThan(plain);
+    // Slots past the arrays' first size: a skill only a translation reaches is still found there.
+    for (let i = 0; i < 300; i++)
+      index.put(searchDocument({ name: `garden-${i}`, description: 'Notes on growing tomatoes.', body: '' }));
+    index.put(searchDocument({ name: 'zz-cn-checklist', description: '评审清单。', body: '' }));
+    const hits = index.search(request, { limit: 10 });
+    expect(hits.map((hit) => hit.name).sort()).toEqual([
+      'board-game-rules',
+      'web-security',
+      'zz-cn-checklist',
+    ]);
+    expect(hits.find((hit) => hit.name === 'zz-cn-checklist')!.score).toBeGreaterThan(0);
+  });
 });
 
 describe('where the words are', () => {
