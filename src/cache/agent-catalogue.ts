@@ -34,51 +34,85 @@ export interface CatalogueSnapshot extends StateRevisions {
 }
 
 /**
- * One skill of the copy, in about 150 bytes rather than the 700 of the row as read, whatever the
- * length of its description: the description is not kept (renderings ask describe() for the few they
+ * What few entries of the copy hold, kept out of the entry itself: the description and digest of a
+ * version stored without prompt counts (renderings count its entry and remember the count by digest),
+ * and a `disable-model-invocation` flag.
+ */
+interface RareParts {
+  readonly description: string | undefined;
+  readonly digest: string | undefined;
+  readonly disableModelInvocation: string | null;
+}
+
+/** Scan verdicts an entry holds as a number (packed with its body tokens); any other is a rare part. */
+const VERDICTS: readonly (string | null)[] = [null, 'pass', 'warn'];
+const VERDICT_BITS = 2;
+
+/**
+ * One skill of the copy, in nine fields whatever the length of its description (a million of them
+ * are held in every replica): the description is not kept (renderings ask describe() for the few they
  * list), numbers and the stored prompt counts are fields of the entry itself (it is its own
- * PromptEntryTokens), and version strings are shared. A version without stored counts keeps its
- * description and digest: renderings count its entry and remember the count by digest.
+ * PromptEntryTokens), version strings are shared, and what few entries have goes to one rare field.
  */
 class MirroredSkill implements AgentSkill {
-  readonly digest: string | undefined;
+  readonly name: string;
+  readonly version: string;
   xml: number;
   markdown: number;
   listed: number;
+  /** One field more per entry (a small integer, held in the field itself): what budgets rank by. */
+  readonly loadCount: number;
+  /** Milliseconds since the epoch; -1 when never loaded. */
+  private readonly loadedAt: number;
+  /** Body tokens, shifted left by VERDICT_BITS, and the index of the scan verdict in VERDICTS. */
+  private readonly bodyAndVerdict: number;
+  private readonly rare: RareParts | undefined;
 
-  constructor(
-    entry: AgentCatalogueEntry,
-    readonly version: string,
-    name: string,
-  ) {
+  constructor(entry: AgentCatalogueEntry, version: string, name: string) {
     this.name = name;
-    this.description = entry.description;
-    this.disableModelInvocation = entry.disableModelInvocation;
-    this.scanVerdict = entry.scanVerdict;
-    this.bodyTokens = entry.tokens.body;
-    this.loadedAt = entry.lastLoadedAt?.getTime() ?? -1;
-    this.loadCount = entry.loadCount;
+    this.version = version;
     const counts = entry.promptTokens;
-    this.description = counts ? undefined : entry.description;
-    this.digest = counts ? undefined : entry.digest;
     this.xml = counts?.xml ?? -1;
     this.markdown = counts?.markdown ?? -1;
     this.listed = counts?.listed ?? -1;
+    this.loadCount = entry.loadCount;
+    this.loadedAt = entry.lastLoadedAt?.getTime() ?? -1;
+    const verdict = VERDICTS.indexOf(entry.scanVerdict);
+    const body = entry.tokens.body;
+    const packs = verdict >= 0 && Number.isSafeInteger(body) && body >= 0 && body < 2 ** 28;
+    this.bodyAndVerdict = packs ? body * 2 ** VERDICT_BITS + verdict : -1;
+    const rare = !counts || entry.disableModelInvocation !== null || !packs;
+    this.rare = rare
+      ? {
+          description: counts ? undefined : entry.description,
+          digest: counts ? undefined : entry.digest,
+          disableModelInvocation: entry.disableModelInvocation,
+          ...(packs ? {} : { scanVerdict: entry.scanVerdict, body }),
+        }
+      : undefined;
   }
 
-  readonly name: string;
-  readonly description: string | undefined;
-  readonly disableModelInvocation: string | null;
+  get description(): string | undefined {
+    return this.rare?.description;
+  }
+
+  get digest(): string | undefined {
+    return this.rare?.digest;
+  }
+
+  get disableModelInvocation(): string | null {
+    return this.rare?.disableModelInvocation ?? null;
+  }
+
   /** 'pass', 'warn' or null. */
-  readonly scanVerdict: string | null;
-  /** One field more per entry (a small integer, held in the field itself): what budgets rank by. */
-  readonly loadCount: number;
-  private readonly bodyTokens: number;
-  /** Milliseconds since the epoch; -1 when never loaded. */
-  private readonly loadedAt: number;
+  get scanVerdict(): string | null {
+    if (this.bodyAndVerdict < 0) return (this.rare as Unpacked).scanVerdict;
+    return VERDICTS[this.bodyAndVerdict % 2 ** VERDICT_BITS]!;
+  }
 
   get tokens(): { body: number } {
-    return { body: this.bodyTokens };
+    if (this.bodyAndVerdict < 0) return { body: (this.rare as Unpacked).body };
+    return { body: Math.floor(this.bodyAndVerdict / 2 ** VERDICT_BITS) };
   }
 
   get lastLoadedAt(): Date | null {
@@ -86,8 +120,19 @@ class MirroredSkill implements AgentSkill {
   }
 
   get promptTokens(): PromptEntryTokens | null {
-    return this.digest === undefined ? this : null;
+    return this.rare?.digest === undefined ? this : null;
   }
+}
+
+/** An entry of the copy made from a row as read (`version` and `name` the strings to hold). */
+export function mirroredSkill(entry: AgentCatalogueEntry, version: string, name: string): AgentSkill {
+  return new MirroredSkill(entry, version, name);
+}
+
+/** Rare parts of an entry whose verdict or body tokens did not pack into a number. */
+interface Unpacked extends RareParts {
+  readonly scanVerdict: string | null;
+  readonly body: number;
 }
 
 /** Entries read per batch while the copy is first made. */

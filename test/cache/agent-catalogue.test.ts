@@ -1,7 +1,12 @@
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { AgentCatalogueMirror, applyDelta, type CatalogueSnapshot } from '../../src/cache/agent-catalogue.js';
+import {
+  AgentCatalogueMirror,
+  applyDelta,
+  type CatalogueSnapshot,
+  mirroredSkill,
+} from '../../src/cache/agent-catalogue.js';
 import { DEFAULT_NAMESPACE } from '../../src/domain/scope.js';
 import { clearEntryTokenMemo, promptEntryTokens } from '../../src/render/prompt.js';
 import { countTokens } from '../../src/render/token-count.js';
@@ -47,6 +52,65 @@ async function promptJson(app: FastifyInstance, query = ''): Promise<PromptJson>
 async function includedVersion(app: FastifyInstance, name: string): Promise<string | undefined> {
   return (await promptJson(app)).included.find((skill) => skill.name === name)?.version;
 }
+
+describe('an entry of the copy', () => {
+  it('reads back every field a rendering asks for, whatever the row holds', () => {
+    const counts = [null, { xml: 12, markdown: 9, listed: 3 }, { xml: 40, markdown: -1, listed: 5 }];
+    const flags = [null, 'true', 'maybe'];
+    const verdicts = [null, 'pass', 'warn', 'flagged'];
+    const bodies = [0, 1, 73_219, 2 ** 28 - 1, 2 ** 28, 2 ** 40];
+    const loads = [
+      { lastLoadedAt: null, loadCount: 0 },
+      { lastLoadedAt: new Date('2026-12-01T10:11:12.345Z'), loadCount: 41 },
+    ];
+    let checked = 0;
+    for (const promptTokens of counts)
+      for (const disableModelInvocation of flags)
+        for (const scanVerdict of verdicts)
+          for (const body of bodies)
+            for (const load of loads) {
+              const row: AgentCatalogueEntry = {
+                ...entry(`entry-${checked}`),
+                promptTokens,
+                disableModelInvocation,
+                scanVerdict,
+                tokens: { body },
+                ...load,
+              };
+              const held = mirroredSkill(row, row.version, row.name);
+              expect({
+                name: held.name,
+                version: held.version,
+                description: held.description,
+                digest: held.digest,
+                disableModelInvocation: held.disableModelInvocation,
+                scanVerdict: held.scanVerdict,
+                tokens: held.tokens,
+                loadCount: held.loadCount,
+                lastLoadedAt: held.lastLoadedAt,
+                promptTokens: held.promptTokens && {
+                  xml: held.promptTokens.xml,
+                  markdown: held.promptTokens.markdown,
+                  listed: held.promptTokens.listed,
+                },
+              }).toEqual({
+                name: row.name,
+                version: row.version,
+                // Kept only when the entry must be counted: renderings fetch the others' descriptions.
+                description: promptTokens ? undefined : row.description,
+                digest: promptTokens ? undefined : row.digest,
+                disableModelInvocation,
+                scanVerdict,
+                tokens: { body },
+                loadCount: load.loadCount,
+                lastLoadedAt: load.lastLoadedAt,
+                promptTokens: promptTokens && { ...promptTokens },
+              });
+              checked += 1;
+            }
+    expect(checked).toBe(432);
+  });
+});
 
 describe('applyDelta', () => {
   const base: CatalogueSnapshot = {
