@@ -1,5 +1,6 @@
 import type { AnalyzedWord } from './analyze.js';
 import { FIELDS, type Field, type SearchDocument, type TermVisitor } from './document.js';
+import { NameSlots } from './name-slots.js';
 import {
   COUNT_BITS,
   COUNTS,
@@ -116,7 +117,7 @@ export class SearchIndex implements TermSource {
   private versions: (string | undefined)[] = [];
   /** By slot: field lengths in terms (at most MAX_FIELD_LENGTH), FIELDS.length per slot. */
   private lengths = new Uint16Array(64);
-  private readonly slotOf = new Map<string, number>();
+  private readonly slotOf = new NameSlots((slot) => this.names[slot]);
   private readonly totals = new Float64Array(FIELDS.length);
   private dead = 0;
   /**
@@ -167,8 +168,8 @@ export class SearchIndex implements TermSource {
       terms: this.dictionary.size,
       slots: this.names.length,
       ...postingStats(this.dictionary.values()),
-      /** Bytes of the per-slot arrays (field lengths and factors, a search's scratch). */
-      slotBytes: [...perSlot, ...translations, this.translatedUnits].reduce(
+      /** Bytes of the per-slot arrays (field lengths and factors, a search's scratch, slots by name). */
+      slotBytes: [...perSlot, ...translations, this.translatedUnits, this.slotOf].reduce(
         (sum, a) => sum + a.byteLength,
         0,
       ),
@@ -574,7 +575,6 @@ export class SearchIndex implements TermSource {
       versions.push(this.versions[slot]);
       for (let f = 0; f < FIELDS.length; f++)
         lengths[names.length * FIELDS.length + f] = this.lengths[slot * FIELDS.length + f]!;
-      this.slotOf.set(name, names.length);
       names.push(name);
     });
     for (const [term, held] of this.dictionary) {
@@ -587,6 +587,7 @@ export class SearchIndex implements TermSource {
       else this.dictionary.set(term, kept.length === 1 ? kept.first : kept);
     }
     this.names = names;
+    this.slotOf.reset(names);
     this.versions = versions;
     this.lengths = lengths;
     this.dead = 0;
