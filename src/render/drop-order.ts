@@ -16,7 +16,7 @@ const TOKEN_LIMIT = 2 ** 28;
  * (tokens, then the name's rank, packed into a float: a sort of numbers, no comparison function), and
  * only the loaded ones are compared one by one. A million entries sort in a fraction of the time.
  */
-export function dropOrder(skills: readonly PromptSkill[], entryTokens: Float64Array): Int32Array {
+export function dropOrder(skills: readonly PromptSkill[], entryTokens: Int32Array): Int32Array {
   const count = skills.length;
   const rank = nameRanks(skills) ?? everyIndex(count);
   const { loads, loadedAt: loaded } = promptColumnsOf(skills);
@@ -68,7 +68,7 @@ export function dropOrder(skills: readonly PromptSkill[], entryTokens: Float64Ar
  */
 export function keepOrder(
   skills: readonly PromptSkill[],
-  entryTokens: Float64Array,
+  entryTokens: Int32Array,
   limit: number,
 ): Int32Array {
   const count = skills.length;
@@ -109,7 +109,7 @@ export function keepOrder(
 /** The `limit` loaded skills a budget keeps first (at most), the most loaded first. */
 function keptLoaded(
   skills: readonly PromptSkill[],
-  entryTokens: Float64Array,
+  entryTokens: Int32Array,
   rank: Int32Array | undefined,
   loaded: readonly number[],
   limit: number,

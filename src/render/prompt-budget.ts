@@ -64,7 +64,7 @@ const KEEP_GROWTH = 16;
  */
 function keptFirst(
   skills: readonly PromptSkill[],
-  entryTokens: Float64Array,
+  entryTokens: Int32Array,
   options: PromptOptions,
   size: number,
 ): Int32Array {

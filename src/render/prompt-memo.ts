@@ -108,5 +108,5 @@ export const keepOrderOfSelection = new SnapshotMemo<readonly PromptSkill[], Int
  */
 export const countedLayoutOfSelection = new SnapshotMemo<
   readonly PromptSkill[],
-  { layout: unknown; entries: { byIndex: Float64Array; total: number } }
+  { layout: unknown; entries: { byIndex: Int32Array; total: number } }
 >(8);

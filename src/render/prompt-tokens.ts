@@ -219,7 +219,7 @@ export class Layout {
 
 /** The tokens of every entry of a rendering, by index, and their sum. */
 export interface EntryTokens {
-  readonly byIndex: Float64Array;
+  readonly byIndex: Int32Array;
   readonly total: number;
 }
 
@@ -230,7 +230,7 @@ export function layoutKeyOf(options: PromptOptions): string {
 }
 
 export async function countEntries(layout: Layout, slicer: Slicer): Promise<EntryTokens> {
-  const byIndex = new Float64Array(layout.skills.length);
+  const byIndex = new Int32Array(layout.skills.length);
   const columns = promptColumnsOf(layout.skills);
   // Stored counts are read from the selection's columns; the others are counted (and remembered).
   const stored = layout.options.style === 'xml' ? columns.xml : columns.markdown;
