@@ -82,7 +82,8 @@ export interface SearchOptions {
 }
 
 /** A field's length in terms is counted up to this (the body's first BODY_TERM_LIMIT words count). */
-const MAX_FIELD_LENGTH = 0xffff;
+const LENGTH_BITS = 16;
+const MAX_FIELD_LENGTH = (1 << LENGTH_BITS) - 1;
 
 /**
  * Postings at least this long are read for the skills already found alone, once no other skill can
@@ -142,7 +143,6 @@ export class SearchIndex implements TermSource {
   /** See fieldFactors(). */
   private factors = new Float32Array(0);
   private factorAverages: number[] | undefined;
-  private factorsUpTo = 0;
   /**
    * Index terms for typo tolerance: they join as they arrive, so the first misspelt request after a
    * start does not wait for the whole dictionary to be sorted into buckets.
@@ -278,6 +278,7 @@ export class SearchIndex implements TermSource {
     const names = this.names;
     const hasDead = this.dead > 0;
     const factors = this.fieldFactors();
+    const lengths = this.lengths;
     const { k1, nameMatch, bodyOnlyCoverage } = this.weights;
     // Document frequencies count replaced slots until compaction (Postings.df): so does N.
     const idfs = terms.map(({ postings, boost }) => idfOf(slots, postings.df) * boost);
@@ -347,7 +348,7 @@ export class SearchIndex implements TermSource {
         let tf = 0;
         for (let f = 0; f < FIELDS.length; f++) {
           const count = (packed >>> SHIFT[f]!) & MASK[f]!;
-          if (count !== 0) tf += count * factors[base + f]!;
+          if (count !== 0) tf += count * factors[(f << LENGTH_BITS) | lengths[base + f]!]!;
         }
         if (isTouched[slot] === 0) {
           isTouched[slot] = 1;
@@ -482,33 +483,28 @@ export class SearchIndex implements TermSource {
   }
 
   /**
-   * Per slot and field, the field's weight over its length normalisation, so scoring a posting is a
-   * few multiplications. Kept while the average field lengths stay within 2% of those it was made
-   * with (new slots are filled in as they come); remade otherwise.
+   * Per field and field length, the field's weight over its length normalisation, so scoring a
+   * posting is a few multiplications: at factors[f << LENGTH_BITS | length]. By length rather than by
+   * slot, the table stays the same size whatever the catalogue's, and new skills need nothing of it.
+   * Kept while the average field lengths stay within 2% of those it was made with; remade otherwise.
    */
   private fieldFactors(): Float32Array {
     const size = Math.max(this.slotOf.size, 1);
     const average = FIELDS.map((_, f) => Math.max(this.totals[f]! / size, 1));
     const made = this.factorAverages;
     const stale = !made || average.some((value, f) => Math.abs(value - made[f]!) > made[f]! * 0.02);
-    const slots = this.names.length;
-    if (stale || this.factors.length < slots * FIELDS.length) {
-      const factors = new Float32Array(grownSize(this.factors.length, slots * FIELDS.length));
-      if (!stale) factors.set(this.factors);
-      this.factors = factors;
-      if (stale) this.factorsUpTo = 0;
-    }
-    if (stale) this.factorAverages = average;
-    const used = this.factorAverages!;
+    if (!stale) return this.factors;
     const { weight, b } = this.weights;
-    for (let slot = this.factorsUpTo; slot < slots; slot++) {
-      FIELDS.forEach((field, f) => {
-        const norm = 1 - b[field] + (b[field] * this.lengths[slot * FIELDS.length + f]!) / used[f]!;
-        this.factors[slot * FIELDS.length + f] = weight[field] / norm;
-      });
-    }
-    this.factorsUpTo = slots;
-    return this.factors;
+    const factors = new Float32Array(FIELDS.length << LENGTH_BITS);
+    FIELDS.forEach((field, f) => {
+      for (let length = 0; length <= MAX_FIELD_LENGTH; length++) {
+        const norm = 1 - b[field] + (b[field] * length) / average[f]!;
+        factors[(f << LENGTH_BITS) | length] = weight[field] / norm;
+      }
+    });
+    this.factors = factors;
+    this.factorAverages = average;
+    return factors;
   }
 
   /** Which query terms a document matched, and in which fields. */
@@ -592,7 +588,6 @@ export class SearchIndex implements TermSource {
     this.lengths = lengths;
     this.dead = 0;
     this.factorAverages = undefined;
-    this.factorsUpTo = 0;
     this.spelling = new SpellingBuckets(this.dictionary.keys());
   }
 }
