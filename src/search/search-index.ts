@@ -1,5 +1,12 @@
 import type { AnalyzedWord } from './analyze.js';
 import { FIELDS, type Field, type SearchDocument, type TermVisitor } from './document.js';
+import {
+  DEFAULT_WEIGHTS,
+  type FieldWeights,
+  LENGTH_BITS,
+  lengthFactors,
+  MAX_FIELD_LENGTH,
+} from './field-weights.js';
 import { NameSlots } from './name-slots.js';
 import {
   COUNT_BITS,
@@ -25,25 +32,7 @@ import { bestByKey, kthHighest } from './top-k.js';
  * slots are skipped and the index is compacted once they are a quarter of all slots.
  */
 
-export interface FieldWeights {
-  weight: Record<Field, number>;
-  /** Length normalisation per field (0 none, 1 full). */
-  b: Record<Field, number>;
-  /** Term-frequency saturation. */
-  k1: number;
-  /** What a term in the skill's name adds after saturation, times the term's weight. */
-  nameMatch: number;
-  /** How much of its weight a term found only in the body counts towards coverage (see search). */
-  bodyOnlyCoverage: number;
-}
-
-export const DEFAULT_WEIGHTS: FieldWeights = {
-  weight: { name: 3, description: 2, headings: 1, body: 0.5 },
-  b: { name: 0.3, description: 0.5, headings: 0.5, body: 0.75 },
-  k1: 1.2,
-  nameMatch: 1,
-  bodyOnlyCoverage: 0.7,
-};
+export { DEFAULT_WEIGHTS, type FieldWeights } from './field-weights.js';
 
 /** A word of the request as matched, and where. */
 export interface MatchedTerm {
@@ -80,10 +69,6 @@ export interface SearchOptions {
    */
   literal?: boolean;
 }
-
-/** A field's length in terms is counted up to this (the body's first BODY_TERM_LIMIT words count). */
-const LENGTH_BITS = 16;
-const MAX_FIELD_LENGTH = (1 << LENGTH_BITS) - 1;
 
 /**
  * Postings at least this long are read for the skills already found alone, once no other skill can
@@ -483,10 +468,8 @@ export class SearchIndex implements TermSource {
   }
 
   /**
-   * Per field and field length, the field's weight over its length normalisation, so scoring a
-   * posting is a few multiplications: at factors[f << LENGTH_BITS | length]. By length rather than by
-   * slot, the table stays the same size whatever the catalogue's, and new skills need nothing of it.
-   * Kept while the average field lengths stay within 2% of those it was made with; remade otherwise.
+   * The length factors (lengthFactors), kept while the average field lengths stay within 2% of those
+   * they were made with; remade otherwise.
    */
   private fieldFactors(): Float32Array {
     const size = Math.max(this.slotOf.size, 1);
@@ -494,14 +477,7 @@ export class SearchIndex implements TermSource {
     const made = this.factorAverages;
     const stale = !made || average.some((value, f) => Math.abs(value - made[f]!) > made[f]! * 0.02);
     if (!stale) return this.factors;
-    const { weight, b } = this.weights;
-    const factors = new Float32Array(FIELDS.length << LENGTH_BITS);
-    FIELDS.forEach((field, f) => {
-      for (let length = 0; length <= MAX_FIELD_LENGTH; length++) {
-        const norm = 1 - b[field] + (b[field] * length) / average[f]!;
-        factors[(f << LENGTH_BITS) | length] = weight[field] / norm;
-      }
-    });
+    const factors = lengthFactors(this.weights, average);
     this.factors = factors;
     this.factorAverages = average;
     return factors;
