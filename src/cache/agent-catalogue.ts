@@ -42,6 +42,8 @@ interface RareParts {
   readonly description: string | undefined;
   readonly digest: string | undefined;
   readonly disableModelInvocation: string | null;
+  /** The verdict and body tokens, when they did not pack into a number (bodyAndVerdict is -1). */
+  readonly unpacked?: { readonly scanVerdict: string | null; readonly body: number };
 }
 
 /** Scan verdicts an entry holds as a number (packed with its body tokens); any other is a rare part. */
@@ -87,7 +89,7 @@ class MirroredSkill implements AgentSkill {
           description: counts ? undefined : entry.description,
           digest: counts ? undefined : entry.digest,
           disableModelInvocation: entry.disableModelInvocation,
-          ...(packs ? {} : { scanVerdict: entry.scanVerdict, body }),
+          unpacked: packs ? undefined : { scanVerdict: entry.scanVerdict, body },
         }
       : undefined;
   }
@@ -106,12 +108,12 @@ class MirroredSkill implements AgentSkill {
 
   /** 'pass', 'warn' or null. */
   get scanVerdict(): string | null {
-    if (this.bodyAndVerdict < 0) return (this.rare as Unpacked).scanVerdict;
+    if (this.bodyAndVerdict < 0) return this.rare!.unpacked!.scanVerdict;
     return VERDICTS[this.bodyAndVerdict % 2 ** VERDICT_BITS]!;
   }
 
   get tokens(): { body: number } {
-    if (this.bodyAndVerdict < 0) return { body: (this.rare as Unpacked).body };
+    if (this.bodyAndVerdict < 0) return { body: this.rare!.unpacked!.body };
     return { body: Math.floor(this.bodyAndVerdict / 2 ** VERDICT_BITS) };
   }
 
@@ -127,12 +129,6 @@ class MirroredSkill implements AgentSkill {
 /** An entry of the copy made from a row as read (`version` and `name` the strings to hold). */
 export function mirroredSkill(entry: AgentCatalogueEntry, version: string, name: string): AgentSkill {
   return new MirroredSkill(entry, version, name);
-}
-
-/** Rare parts of an entry whose verdict or body tokens did not pack into a number. */
-interface Unpacked extends RareParts {
-  readonly scanVerdict: string | null;
-  readonly body: number;
 }
 
 /** Entries read per batch while the copy is first made. */
