@@ -34,64 +34,105 @@ export interface CatalogueSnapshot extends StateRevisions {
 }
 
 /**
- * What few entries of the copy hold, kept out of the entry itself: the description and digest of a
- * version stored without prompt counts (renderings count its entry and remember the count by digest),
- * and a `disable-model-invocation` flag.
+ * What few entries of the copy hold, kept out of the entry itself (in RARE_PARTS): loads, the
+ * description and digest of a version stored without prompt counts (renderings count its entry and
+ * remember the count by digest), a `disable-model-invocation` flag, and what did not pack into the
+ * entry's numbers.
  */
 interface RareParts {
   readonly description: string | undefined;
   readonly digest: string | undefined;
   readonly disableModelInvocation: string | null;
-  /** The verdict and body tokens, when they did not pack into a number (bodyAndVerdict is -1). */
+  readonly loadCount: number;
+  readonly lastLoadedAt: Date | null;
+  /** The stored counts, when they did not pack into a number (counts is NO_COUNTS then). */
+  readonly promptTokens: PromptEntryTokens | null;
+  /** The verdict and body tokens, when they did not pack into a number. */
   readonly unpacked?: { readonly scanVerdict: string | null; readonly body: number };
 }
+
+/**
+ * Rare parts by entry. Looked up only for entries whose RARE bit is set, so a rendering that reads
+ * a million entries asks it for the few that have any.
+ */
+const RARE_PARTS = new WeakMap<MirroredSkill, RareParts>();
 
 /** Scan verdicts an entry holds as a number (packed with its body tokens); any other is a rare part. */
 const VERDICTS: readonly (string | null)[] = [null, 'pass', 'warn'];
 const VERDICT_BITS = 2;
+const RARE = 1 << VERDICT_BITS;
+const BODY_SHIFT = VERDICT_BITS + 1;
+/**
+ * Packed numbers stay under 2**30, so V8 holds them in the field itself (a small integer) on every
+ * build, pointer compression or not.
+ */
+const BODY_LIMIT = 2 ** (30 - BODY_SHIFT);
+/** Stored counts pack as xml (11 bits), markdown + 1 (11 bits) and listed (8 bits). */
+const PART_BITS = 11;
+const PART_LIMIT = 2 ** PART_BITS;
+const LISTED_LIMIT = 2 ** 8;
+/** counts when the entry has no stored counts packed (none stored, or held as a rare part). */
+const NO_COUNTS = -1;
+
+function packCounts(counts: PromptEntryTokens): number {
+  const { xml, markdown, listed } = counts;
+  const fits =
+    [xml, markdown + 1, listed].every(Number.isSafeInteger) &&
+    xml >= 0 &&
+    xml < PART_LIMIT &&
+    markdown >= -1 &&
+    markdown + 1 < PART_LIMIT &&
+    listed >= 0 &&
+    listed < LISTED_LIMIT;
+  return fits ? (xml * PART_LIMIT + markdown + 1) * LISTED_LIMIT + listed : NO_COUNTS;
+}
 
 /**
- * One skill of the copy, in nine fields whatever the length of its description (a million of them
+ * One skill of the copy, in four fields whatever the length of its description (a million of them
  * are held in every replica): the description is not kept (renderings ask describe() for the few they
- * list), numbers and the stored prompt counts are fields of the entry itself (it is its own
- * PromptEntryTokens), version strings are shared, and what few entries have goes to one rare field.
+ * list), the stored prompt counts are one number (the entry is its own PromptEntryTokens), the scan
+ * verdict is packed with the body tokens, version strings are shared, and what few entries have
+ * (loads among them) is kept beside the entry, in RARE_PARTS.
  */
-class MirroredSkill implements AgentSkill {
+class MirroredSkill implements AgentSkill, PromptEntryTokens {
   readonly name: string;
   readonly version: string;
-  xml: number;
-  markdown: number;
-  listed: number;
-  /** One field more per entry (a small integer, held in the field itself): what budgets rank by. */
-  readonly loadCount: number;
-  /** Milliseconds since the epoch; -1 when never loaded. */
-  private readonly loadedAt: number;
-  /** Body tokens, shifted left by VERDICT_BITS, and the index of the scan verdict in VERDICTS. */
-  private readonly bodyAndVerdict: number;
-  private readonly rare: RareParts | undefined;
+  /** packCounts() of the stored counts, or NO_COUNTS. */
+  private readonly counts: number;
+  /** Body tokens << BODY_SHIFT | RARE when the entry has rare parts | index of the verdict in VERDICTS. */
+  private readonly packed: number;
 
   constructor(entry: AgentCatalogueEntry, version: string, name: string) {
     this.name = name;
     this.version = version;
-    const counts = entry.promptTokens;
-    this.xml = counts?.xml ?? -1;
-    this.markdown = counts?.markdown ?? -1;
-    this.listed = counts?.listed ?? -1;
-    this.loadCount = entry.loadCount;
-    this.loadedAt = entry.lastLoadedAt?.getTime() ?? -1;
+    const stored = entry.promptTokens;
+    this.counts = stored ? packCounts(stored) : NO_COUNTS;
     const verdict = VERDICTS.indexOf(entry.scanVerdict);
     const body = entry.tokens.body;
-    const packs = verdict >= 0 && Number.isSafeInteger(body) && body >= 0 && body < 2 ** 28;
-    this.bodyAndVerdict = packs ? body * 2 ** VERDICT_BITS + verdict : -1;
-    const rare = !counts || entry.disableModelInvocation !== null || !packs;
-    this.rare = rare
-      ? {
-          description: counts ? undefined : entry.description,
-          digest: counts ? undefined : entry.digest,
-          disableModelInvocation: entry.disableModelInvocation,
-          unpacked: packs ? undefined : { scanVerdict: entry.scanVerdict, body },
-        }
-      : undefined;
+    const packs = verdict >= 0 && Number.isSafeInteger(body) && body >= 0 && body < BODY_LIMIT;
+    const rare =
+      !stored ||
+      this.counts === NO_COUNTS ||
+      entry.disableModelInvocation !== null ||
+      entry.loadCount !== 0 ||
+      entry.lastLoadedAt !== null ||
+      !packs;
+    this.packed = (packs ? body * 2 ** BODY_SHIFT + verdict : 0) + (rare ? RARE : 0);
+    if (rare) {
+      RARE_PARTS.set(this, {
+        description: stored ? undefined : entry.description,
+        digest: stored ? undefined : entry.digest,
+        disableModelInvocation: entry.disableModelInvocation,
+        loadCount: entry.loadCount,
+        lastLoadedAt: entry.lastLoadedAt,
+        promptTokens: stored && this.counts === NO_COUNTS ? { ...stored } : null,
+        unpacked: packs ? undefined : { scanVerdict: entry.scanVerdict, body },
+      });
+    }
+  }
+
+  private get rare(): RareParts | undefined {
+    return (this.packed & RARE) === 0 ? undefined : RARE_PARTS.get(this);
   }
 
   get description(): string | undefined {
@@ -106,23 +147,41 @@ class MirroredSkill implements AgentSkill {
     return this.rare?.disableModelInvocation ?? null;
   }
 
-  /** 'pass', 'warn' or null. */
-  get scanVerdict(): string | null {
-    if (this.bodyAndVerdict < 0) return this.rare!.unpacked!.scanVerdict;
-    return VERDICTS[this.bodyAndVerdict % 2 ** VERDICT_BITS]!;
-  }
-
-  get tokens(): { body: number } {
-    if (this.bodyAndVerdict < 0) return { body: this.rare!.unpacked!.body };
-    return { body: Math.floor(this.bodyAndVerdict / 2 ** VERDICT_BITS) };
+  get loadCount(): number {
+    return this.rare?.loadCount ?? 0;
   }
 
   get lastLoadedAt(): Date | null {
-    return this.loadedAt < 0 ? null : new Date(this.loadedAt);
+    return this.rare?.lastLoadedAt ?? null;
+  }
+
+  /** 'pass', 'warn' or null. */
+  get scanVerdict(): string | null {
+    const unpacked = this.rare?.unpacked;
+    return unpacked ? unpacked.scanVerdict : VERDICTS[this.packed % 2 ** VERDICT_BITS]!;
+  }
+
+  get tokens(): { body: number } {
+    const unpacked = this.rare?.unpacked;
+    return { body: unpacked ? unpacked.body : Math.floor(this.packed / 2 ** BODY_SHIFT) };
   }
 
   get promptTokens(): PromptEntryTokens | null {
-    return this.rare?.digest === undefined ? this : null;
+    if (this.counts !== NO_COUNTS) return this;
+    return this.rare?.promptTokens ?? null;
+  }
+
+  // PromptEntryTokens, read from the packed counts (only while promptTokens returns the entry).
+  get xml(): number {
+    return Math.floor(this.counts / (PART_LIMIT * LISTED_LIMIT));
+  }
+
+  get markdown(): number {
+    return (Math.floor(this.counts / LISTED_LIMIT) % PART_LIMIT) - 1;
+  }
+
+  get listed(): number {
+    return this.counts % LISTED_LIMIT;
   }
 }
 
