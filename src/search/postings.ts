@@ -40,8 +40,8 @@ export function grownSize(held: number, needed: number): number {
  * one array (one object per term matters: most terms of a large catalogue occur in one or two skills).
  *
  * A term more than half of a large catalogue's slots hold is held dense instead: its packed counts
- * by slot (0 where the term is absent), two bytes a slot rather than four a posting. Such terms are
- * few, but they hold most postings (a catalogue's common words), and every publish adds to them.
+ * by slot (DenseCounts), one or two bytes a slot rather than four a posting. Such terms are few, but
+ * they hold most postings (a catalogue's common words), and every publish adds to them.
  */
 export class Postings {
   /**
@@ -50,7 +50,7 @@ export class Postings {
    */
   data: Uint32Array | undefined;
   /** Held dense: packed counts by slot (data is undefined then). */
-  dense: Uint16Array | undefined;
+  dense: DenseCounts | undefined;
   first = 0;
   length = 0;
 
@@ -86,7 +86,10 @@ export class Postings {
   forEach(visit: (slot: number, packed: number) => void): void {
     const dense = this.dense;
     if (dense) {
-      for (let slot = 0; slot < dense.length; slot++) if (dense[slot] !== 0) visit(slot, dense[slot]!);
+      for (let slot = 0; slot < dense.length; slot++) {
+        const packed = dense.get(slot);
+        if (packed !== 0) visit(slot, packed);
+      }
       return;
     }
     for (let at = 0; at < this.length; at++) {
@@ -103,8 +106,9 @@ export class Postings {
     if (this.length > 0) {
       const dense = this.dense;
       if (dense) {
-        if (slot < dense.length && dense[slot] !== 0) {
-          dense[slot] = dense[slot]! | packed;
+        const held = dense.get(slot);
+        if (held !== 0) {
+          dense.set(slot, held | packed);
           return;
         }
       } else {
@@ -121,14 +125,10 @@ export class Postings {
   }
 
   push(slot: number, packed: number): void {
-    let dense = this.dense;
+    const dense = this.dense;
     if (dense) {
-      if (slot >= dense.length) {
-        const grown = new Uint16Array(denseSize(slot + 1));
-        grown.set(dense);
-        this.dense = dense = grown;
-      }
-      dense[slot] = packed;
+      if (slot >= dense.length) dense.grow(denseSize(slot + 1));
+      dense.set(slot, packed);
       this.length += 1;
       return;
     }
@@ -165,7 +165,7 @@ export class Postings {
 
   /** The packed counts of `slot`, or 0 when the term is not in it. */
   find(slot: number): number {
-    if (this.dense) return this.dense[slot] ?? 0;
+    if (this.dense) return this.dense.get(slot);
     let low = 0;
     let high = this.length - 1;
     while (low <= high) {
@@ -179,16 +179,16 @@ export class Postings {
     return 0;
   }
 
-  /** Over half of a large catalogue's slots: two bytes a slot beat four a posting. */
+  /** Over half of a large catalogue's slots: one or two bytes a slot beat four a posting. */
   private shouldBeDense(slots: number, length: number): boolean {
     return slots >= DENSE_FROM_SLOTS && length * 2 > slots;
   }
 
   private makeDense(slots: number): void {
-    const dense = new Uint16Array(denseSize(slots));
+    const dense = new DenseCounts(denseSize(slots));
     for (let at = 0; at < this.length; at++) {
       const entry = this.at(at);
-      dense[entry >>> COUNT_BITS] = entry & COUNTS;
+      dense.set(entry >>> COUNT_BITS, entry & COUNTS);
     }
     this.dense = dense;
     this.data = undefined;
@@ -207,18 +207,95 @@ export class Postings {
   }
 }
 
+/** Distinct packed counts a term held one byte a slot can have (code 0 is "absent"). */
+const NARROW_CODES = 255;
+
+/**
+ * A dense term's packed counts by slot, 0 where the term is absent. A common word takes few of the
+ * 2,048 combinations of counts across a catalogue, so each slot holds one byte, a code into the
+ * term's `palette` of the combinations it has; the 256th distinct combination widens the values to
+ * the counts themselves, two bytes a slot.
+ */
+export class DenseCounts {
+  /** By slot: 0, or a code into palette (narrow), or the packed counts (wide). */
+  values: Uint8Array | Uint16Array;
+  /** Narrow: packed counts by code (code 0 unused); undefined once wide. */
+  palette: Uint16Array | undefined = new Uint16Array(NARROW_CODES + 1);
+  /** Narrow: code by packed counts, 0 for combinations not yet seen. */
+  private codes: Uint8Array | undefined = new Uint8Array(COUNTS + 1);
+  private used = 0;
+
+  constructor(slots: number) {
+    this.values = new Uint8Array(slots);
+  }
+
+  get length(): number {
+    return this.values.length;
+  }
+
+  get byteLength(): number {
+    return this.values.byteLength + (this.palette?.byteLength ?? 0) + (this.codes?.byteLength ?? 0);
+  }
+
+  /** The packed counts of `slot`, 0 when the term is not in it (or the slot is past the end). */
+  get(slot: number): number {
+    const value = this.values[slot] ?? 0;
+    return value === 0 || !this.palette ? value : this.palette[value]!;
+  }
+
+  /** Sets the packed counts of a slot below `length` (not 0). */
+  set(slot: number, packed: number): void {
+    const codes = this.codes;
+    if (!codes) {
+      this.values[slot] = packed;
+      return;
+    }
+    let code = codes[packed]!;
+    if (code === 0) {
+      if (this.used === NARROW_CODES) {
+        this.widen();
+        this.values[slot] = packed;
+        return;
+      }
+      code = ++this.used;
+      codes[packed] = code;
+      this.palette![code] = packed;
+    }
+    this.values[slot] = code;
+  }
+
+  /** Room for `slots` slots (more than held). */
+  grow(slots: number): void {
+    const grown = this.palette ? new Uint8Array(slots) : new Uint16Array(slots);
+    grown.set(this.values);
+    this.values = grown;
+  }
+
+  private widen(): void {
+    const palette = this.palette!;
+    const narrow = this.values;
+    const wide = new Uint16Array(narrow.length);
+    for (let slot = 0; slot < narrow.length; slot++) wide[slot] = palette[narrow[slot]!]!;
+    this.values = wide;
+    this.palette = undefined;
+    this.codes = undefined;
+  }
+}
+
 /** What an index's postings hold, for sizing (the benches). */
 export interface PostingStats {
   postings: number;
   /** Terms whose postings are arrays (the rest hold their one posting in the dictionary). */
   listTerms: number;
   denseTerms: number;
+  /** Dense terms held one byte a slot (DenseCounts.palette). */
+  narrowTerms: number;
   /** Bytes of the postings' arrays. */
   postingBytes: number;
 }
 
 export function postingStats(held: Iterable<Postings | number>): PostingStats {
-  const stats = { postings: 0, listTerms: 0, denseTerms: 0, postingBytes: 0 };
+  const stats = { postings: 0, listTerms: 0, denseTerms: 0, narrowTerms: 0, postingBytes: 0 };
   for (const list of held) {
     if (typeof list === 'number') {
       stats.postings += 1;
@@ -228,6 +305,7 @@ export function postingStats(held: Iterable<Postings | number>): PostingStats {
     if (list.dense) stats.denseTerms += 1;
     else stats.listTerms += 1;
     stats.postingBytes += list.dense?.byteLength ?? list.data?.byteLength ?? 0;
+    if (list.dense?.palette) stats.narrowTerms += 1;
   }
   return stats;
 }

@@ -303,6 +303,8 @@ export class SearchIndex implements TermSource {
       remaining -= idf * (k1 + 1 + nameMatch);
       idfLeft -= idf;
       const { data, dense, first } = postings;
+      const denseValues = dense?.values;
+      const palette = dense?.palette;
       // Few candidates against a long list: look each one up rather than read the whole list (a
       // dense one answers a lookup at once).
       const lookUp = candidatesOnly && touchedCount * (dense ? 1 : 24) < postings.length;
@@ -314,11 +316,12 @@ export class SearchIndex implements TermSource {
           slot = touchedSlots[step]!;
           packed = postings.find(slot);
           if (packed === 0 || (hasDead && names[slot] === undefined)) continue;
-        } else if (dense) {
+        } else if (denseValues) {
           slot = step;
-          packed = dense[step]!;
+          packed = denseValues[step]!;
           if (packed === 0) continue;
           if (candidatesOnly ? isTouched[slot] === 0 : hasDead && names[slot] === undefined) continue;
+          if (palette) packed = palette[packed]!;
         } else {
           const entry = data ? data[step]! : first;
           slot = entry >>> COUNT_BITS;

@@ -55,6 +55,46 @@ describe('postings held dense', () => {
     for (const [slot, packed] of expected) expect(postings.find(slot)).toBe(packed);
   });
 
+  it('hold one byte a slot while the term has few combinations of counts, two once it has more', () => {
+    const next = sequence(3);
+    const postings = new Postings();
+    const expected = new Map<number, number>();
+    const slots = DENSE_FROM_SLOTS * 2;
+    // 255 combinations: the most a byte's codes can name.
+    const combinations = Array.from({ length: 255 }, (_, i) => 1 + ((i * 37) % ((1 << COUNT_BITS) - 1)));
+    for (let slot = 0; slot < slots; slot++) {
+      if (next() % 10 >= 8) continue;
+      const packed = combinations[next() % combinations.length]!;
+      postings.push(slot, packed);
+      expected.set(slot, packed);
+    }
+    postings.trim(slots);
+    const dense = postings.dense!;
+    expect(dense.palette).toBeDefined();
+    expect(dense.values.BYTES_PER_ELEMENT).toBe(1);
+    expect(postingsOf(postings)).toEqual([...expected]);
+    for (let slot = 0; slot < slots + 3; slot++) expect(postings.find(slot)).toBe(expected.get(slot) ?? 0);
+
+    // A skill's second field joins its counts (a combination already held), then grows past the end.
+    const joined = [...expected.keys()].at(-1)!;
+    const before = expected.get(joined)!;
+    postings.add(joined, before);
+    expect(postings.find(joined)).toBe(before);
+    postings.push(slots + 5, combinations[0]!);
+    expected.set(slots + 5, combinations[0]!);
+    expect(postings.dense!.palette).toBeDefined();
+
+    // A 256th combination widens every slot to its counts, and nothing changes but the width.
+    const unseen = (1 << COUNT_BITS) - 1;
+    expect(combinations).not.toContain(unseen);
+    postings.push(slots + 9, unseen);
+    expected.set(slots + 9, unseen);
+    expect(postings.dense!.palette).toBeUndefined();
+    expect(postings.dense!.values.BYTES_PER_ELEMENT).toBe(2);
+    expect(postingsOf(postings)).toEqual([...expected]);
+    for (let slot = 0; slot < slots + 12; slot++) expect(postings.find(slot)).toBe(expected.get(slot) ?? 0);
+  });
+
   it('stay a list in a small catalogue, or for a term fewer than half the slots hold', () => {
     const small = new Postings();
     for (let slot = 0; slot < 100; slot++) small.push(slot, 1);
@@ -105,6 +145,33 @@ describe('a search over a term held dense', () => {
     // The skills with the rare word first, each with both words where it holds both.
     expect(asDense[0]!.map((hit) => Number(hit.name.slice('skill-'.length)) % 500)).toEqual([3, 3, 3, 3, 3]);
     expect(asDense[0]!.some((hit) => hit.matched.length === 2)).toBe(true);
+  });
+
+  it('scores a term with more combinations of counts than a byte names exactly as its list', () => {
+    // `wharf` in two skills of three, its counts in description, headings and body varying together: over
+    // 256 combinations, so its dense counts are held two bytes a slot.
+    const skills = Array.from({ length: 6_000 }, (_, i) => {
+      const wharf = (times: number) => ' wharf'.repeat(times);
+      const held = i % 3 !== 0;
+      return {
+        name: `skill-${i}`,
+        description: `Moves cargo${held ? wharf(i % 5) : ''} for task ${i % 89}.`,
+        body: `# Dock${held ? wharf((i >> 2) % 3) : ''}\n\nSteps${held ? wharf(1 + ((i >> 4) % 24)) : ''} and lines ${i % 17}.`,
+      };
+    });
+    const index = new SearchIndex();
+    for (const skill of skills) index.put(searchDocument(skill));
+    const queries = [
+      ['wharf', 25],
+      ['wharf task 12', 10],
+      ['dock wharf cargo', 15],
+    ] as const;
+    const asList = queries.map(([query, limit]) => hits(index, query, limit));
+    expect(asList.map((found) => found.length)).toEqual(queries.map(([, limit]) => limit));
+    index.trim();
+    const dense = index.postingsOf('wharf')!.dense!;
+    expect(dense.palette).toBeUndefined();
+    expect(queries.map(([query, limit]) => hits(index, query, limit))).toEqual(asList);
   });
 
   it('keeps answering after replacements compact the index', () => {
