@@ -120,7 +120,14 @@ async function startProcess(name: string, argv: string[], env: Record<string, st
     argv.map((arg) => (arg === '$PORT' ? String(port) : arg)),
     {
       cwd: ROOT,
-      env: { ...cleanEnv(), ...env, PORT: String(port), HOST: '127.0.0.1' },
+      env: {
+        ...cleanEnv(),
+        ...Object.fromEntries(
+          Object.entries(env).map(([key, value]) => [key, value.replace('$PORT', String(port))]),
+        ),
+        PORT: String(port),
+        HOST: '127.0.0.1',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
@@ -209,6 +216,8 @@ function startService(name: string, database: DatabaseTarget, extra: Record<stri
     LOG_LEVEL: 'warn',
     SKILLREG_SEED_DIR: '',
     SKILLREG_ADMIN_TOKEN: ADMIN_TOKEN,
+    // As every replica behind a load balancer is configured (docs/DEPLOY.md): links name one base URL.
+    SKILLREG_PUBLIC_URL: 'http://127.0.0.1:$PORT',
     // Ingest is 8 publishers on one token: the default write limit (600 a minute per token) would 429.
     SKILLREG_RATE_LIMIT_WRITES: '0',
     ...extra,

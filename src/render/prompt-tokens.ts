@@ -223,12 +223,12 @@ export interface EntryTokens {
   readonly total: number;
 }
 
-/** Counts every entry of the layout's skills (Layout.entryTokens, in order), yielding meanwhile. */
 /** What an entry holds besides the skill itself: the style and the location URL (base and tag). */
 export function layoutKeyOf(options: PromptOptions): string {
   return `${options.style}|${options.baseUrl}|${options.tag ?? ''}`;
 }
 
+/** Counts every entry of the layout's skills (Layout.entryTokens, in order), yielding meanwhile. */
 export async function countEntries(layout: Layout, slicer: Slicer): Promise<EntryTokens> {
   const byIndex = new Int32Array(layout.skills.length);
   const columns = promptColumnsOf(layout.skills);

@@ -131,13 +131,19 @@ const WARM_QUERY = 'review the code changes and write tests for the deploymnet';
  * arrays and per-snapshot orders (a second or more at a million skills): done here, before the
  * replica says it is ready, rather than in a client's request.
  */
-async function firstRequests(search: SkillSearchService, agents: AgentRenderingService): Promise<void> {
+async function firstRequests(
+  search: SkillSearchService,
+  agents: AgentRenderingService,
+  publicUrl: string | undefined,
+): Promise<void> {
   await search.search(DEFAULT_SCOPE, { query: WARM_QUERY, limit: 10 });
   try {
+    // A prompt's links, and so its per-snapshot entry counts and keep order, depend on the base URL:
+    // with a public URL configured (as behind a load balancer) every client's prompt uses that one.
     const prompt = await agents.prompt(DEFAULT_SCOPE, {
       selection: {},
       format: 'xml',
-      baseUrl: 'http://localhost',
+      baseUrl: publicUrl ?? 'http://localhost',
     });
     await prompt.body();
   } catch (error) {
@@ -266,7 +272,7 @@ export async function openRegistry(options: {
         const parts: [WarmPart, () => Promise<unknown>][] = [
           ['search index', () => search.warm()],
           ['agent catalogue', () => catalogues.mirror(DEFAULT_NAMESPACE).snapshot()],
-          ['first search and prompt', () => firstRequests(search, agents)],
+          ['first search and prompt', () => firstRequests(search, agents, config.publicUrl)],
         ];
         for (const [part, read] of parts) {
           const started = Date.now();
