@@ -118,7 +118,11 @@ export function sizeOf(value: unknown, depth = 0): number {
         for (const item of value) total += 8 + sizeOf(item, depth + 1);
         return total;
       }
-      for (const [key, item] of Object.entries(value)) total += 16 + key.length * 2 + sizeOf(item, depth + 1);
+      // for...in over own keys: Object.entries would allocate a pair per key of every object measured.
+      for (const key in value) {
+        if (Object.hasOwn(value, key))
+          total += 16 + key.length * 2 + sizeOf((value as Record<string, unknown>)[key], depth + 1);
+      }
       return total;
     }
     default:

@@ -68,9 +68,19 @@ export interface Sized<T> {
   bytes: number;
 }
 
-/** A value with its size as sizeOf() estimates it, for values that do not know their own. */
+/**
+ * A value with its size as sizeOf() estimates it, for values that do not know their own. The size is
+ * estimated when the cache keeps the value, not before: with the cache off nothing is kept.
+ */
 export function measured<T>(value: T): Sized<T> {
-  return { value, bytes: sizeOf(value) };
+  let bytes: number | undefined;
+  return {
+    value,
+    get bytes() {
+      bytes ??= sizeOf(value);
+      return bytes;
+    },
+  };
 }
 
 /** Where the cache hears of writes as they commit in this process (the repositories' hooks). */
@@ -237,7 +247,9 @@ export class ReadCache {
             renderMs: performance.now() - started,
             renderedAt: Date.now(),
           },
-          bytes: computed.bytes + 64,
+          get bytes() {
+            return computed.bytes + 64;
+          },
         };
       },
       `${revision}.${loadsRevision}`,
@@ -251,8 +263,8 @@ export class ReadCache {
   }
 
   /** Keeps `value` as the immutable entry `key` (a value computed elsewhere that never changes). */
-  keepImmutable(key: string, value: unknown, bytes: number = sizeOf(value)): void {
-    this.store(`i|${key}`, { stamp: 0, value }, bytes);
+  keepImmutable(key: string, value: unknown): void {
+    this.store(`i|${key}`, { stamp: 0, value }, measured(value));
   }
 
   private singleFlight<T>(
@@ -266,9 +278,9 @@ export class ReadCache {
     if (pending) return pending;
     const promise = (async () => {
       try {
-        const { value, bytes } = await compute();
-        this.store(full, { stamp, value }, bytes);
-        return value;
+        const computed = await compute();
+        this.store(full, { stamp, value: computed.value }, computed);
+        return computed.value;
       } finally {
         this.inflight.delete(flightKey);
       }
@@ -277,7 +289,8 @@ export class ReadCache {
     return promise;
   }
 
-  private store(full: string, entry: Stamped<unknown>, bytes: number): void {
+  private store(full: string, entry: Stamped<unknown>, size: { readonly bytes: number }): void {
+    if (!this.keeps) return;
     // A slower computation at an older revision must not replace a newer entry.
     const existing = this.lru.peek(full) as Stamped<unknown> | undefined;
     if (
@@ -288,6 +301,6 @@ export class ReadCache {
     ) {
       return;
     }
-    this.lru.set(full, entry, bytes + 48);
+    this.lru.set(full, entry, size.bytes + 48);
   }
 }
