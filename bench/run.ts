@@ -501,6 +501,11 @@ interface Results {
     /** CPU per publish: the service's process, and every PostgreSQL process of this machine. */
     serviceCpuMs: number;
     databaseCpuMs?: number;
+    /**
+     * After the ingest, one publish at a time: the first budgeted prompt after each (it renders from
+     * the new snapshot, whose per-snapshot work grows with the catalogue) and a second budget of it.
+     */
+    promptAfterPublish: { rounds: number; first: number[]; again: number[] };
   };
   replicas?: {
     change: string;
@@ -527,6 +532,8 @@ interface Results {
   seedSeconds: number;
   /** Seconds from the service's start until GET /readyz answered 200, with and without the cache. */
   readySeconds: { cached?: number; uncached?: number };
+  /** Seconds after ready until PostgreSQL ran no statement of the service for a while (PostgreSQL only). */
+  startupChecksSeconds?: number;
 }
 
 function machine(): Record<string, string | number> {
@@ -624,6 +631,13 @@ async function main(): Promise<void> {
     service = await startService('service', target);
     results.readySeconds.cached = service.readySeconds;
     log(`  service ready (GET /readyz 200) ${service.readySeconds.toFixed(1)} s after its start`);
+    if (target.env.DATABASE_URL) {
+      // After ready the service checks for versions older releases stored without archives, prompt
+      // counts, attestations or installed identities: statements over the whole catalogue. Measured
+      // here, and waited for, so what follows measures reads and publishes, not those checks.
+      results.startupChecksSeconds = await quietDatabaseAfter(target.env.DATABASE_URL);
+      log(`  start-up checks kept PostgreSQL busy ${results.startupChecksSeconds.toFixed(1)} s after ready`);
+    }
     const base = service.base;
     const sample = syntheticSkill(Math.floor(skillCount / 2)).name;
     const urls = {
@@ -802,6 +816,7 @@ async function main(): Promise<void> {
         ...(databaseCpuBefore === undefined
           ? {}
           : { databaseCpuMs: perPublish(postgresCpuTicks() - databaseCpuBefore) }),
+        promptAfterPublish: await promptsAfterPublishes(base, runId),
       };
     }
 
@@ -852,6 +867,59 @@ async function main(): Promise<void> {
  * change. Reports how long B took after A answered, whether B's very first request was already fresh,
  * and checks that B never goes back to the old answer once it has served the new one.
  */
+/**
+ * Seconds until the database has run no statement of another session for QUIET_MS (polled), counted
+ * from now less the quiet time itself; at most two minutes.
+ */
+async function quietDatabaseAfter(url: string): Promise<number> {
+  const QUIET_MS = 2_000;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const started = performance.now();
+    let quietSince = started;
+    while (performance.now() - started < 120_000) {
+      const { rows } = await client.query<{ busy: number }>(
+        `select count(*)::int as busy from pg_stat_activity
+          where datname = current_database() and pid <> pg_backend_pid() and state = 'active'
+            and backend_type = 'client backend'`,
+      );
+      if (rows[0]!.busy > 0) quietSince = performance.now();
+      else if (performance.now() - quietSince >= QUIET_MS) break;
+      await sleep(100);
+    }
+    return (quietSince - started) / 1000;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Milliseconds until `path` answered 200 in full. */
+async function timedGet(base: string, path: string): Promise<number> {
+  const started = performance.now();
+  const res = await fetch(`${base}${path}`);
+  await res.arrayBuffer();
+  if (res.status !== 200) throw new Error(`${path}: ${res.status}`);
+  return performance.now() - started;
+}
+
+/** See Results.ingest.promptAfterPublish. */
+async function promptsAfterPublishes(
+  base: string,
+  runId: string,
+): Promise<NonNullable<Results['ingest']>['promptAfterPublish']> {
+  const rounds = 10;
+  const first: number[] = [];
+  const again: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    if ((await publishOne(base, await typicalBundle(`ingest-${runId}-prompt-${round}`))) !== 201)
+      throw new Error('publish before a prompt');
+    first.push(await timedGet(base, `/prompt?budget=${4_000 + round}`));
+    again.push(await timedGet(base, `/prompt?budget=${4_500 + round}`));
+  }
+  return { rounds, first: first.sort((a, b) => a - b), again: again.sort((a, b) => a - b) };
+}
+
 async function replicaDelays(a: string, b: string): Promise<NonNullable<Results['replicas']>> {
   const trials = 20;
   const kinds = ['publish (new skill)', 'publish (new version)', 'tag move', 'yank'] as const;
@@ -942,7 +1010,7 @@ function report(results: Results): string {
     `## ${results.backend === 'pg' ? 'PostgreSQL' : 'PGlite'}, ${results.skills.toLocaleString('en-US')} skills`,
     '',
     `Machine: ${m.cpus} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB, Node ${m.node}, ${m.platform}; database: ${m.database}.`,
-    `Service: ${m.runtime}. Load average (1 min) at start ${m.loadAverageAtStart}, at end ${m.loadAverageAtEnd}. Seeded in ${f1(results.seedSeconds)} s. Start to ready (GET /readyz 200): ${f1(results.readySeconds.cached ?? Number.NaN)} s${results.readySeconds.uncached === undefined ? '' : `, ${f1(results.readySeconds.uncached)} s without the cache`}.`,
+    `Service: ${m.runtime}. Load average (1 min) at start ${m.loadAverageAtStart}, at end ${m.loadAverageAtEnd}. Seeded in ${f1(results.seedSeconds)} s. Start to ready (GET /readyz 200): ${f1(results.readySeconds.cached ?? Number.NaN)} s${results.readySeconds.uncached === undefined ? '' : `, ${f1(results.readySeconds.uncached)} s without the cache`}.${results.startupChecksSeconds === undefined ? '' : ` PostgreSQL busy with the start-up checks for ${f1(results.startupChecksSeconds)} s after ready (waited for before measuring).`}`,
     `autocannon in the bench process, service and baseline as child processes; ${results.settings.duration} s per run after 1 s of warm-up; throughput is the median of ${results.settings.rounds} alternating runs per side, ${results.settings.connections} connections; latency runs use ${results.settings.latencyConnections}.`,
     '',
     '### Throughput against a bare Fastify serving the same bytes from memory (target >= 0.8x)',
@@ -976,6 +1044,8 @@ function report(results: Results): string {
       '### Ingest (target >= 100 skills/s from 8 concurrent publishers of ~5 KB skills)',
       '',
       `${i.skills} skills in ${f1(i.seconds)} s: **${f0(i.perSecond)} skills/s**; publish p50 ${f1(i.p50)} ms, p95 ${f1(i.p95)} ms; ${i.failures} failures. CPU per publish: service ${f1(i.serviceCpuMs)} ms${i.databaseCpuMs === undefined ? '' : `, PostgreSQL ${f1(i.databaseCpuMs)} ms (every PostgreSQL process of the machine)`}; after ${INGEST_WARM_UP} publishes not counted.`,
+      '',
+      `Then ${i.promptAfterPublish.rounds} publishes one at a time, each followed by \`/prompt?budget=N\` (the first prompt of the new snapshot) and another budget: first p50 ${f1(percentile(i.promptAfterPublish.first, 50))} ms, max ${f1(i.promptAfterPublish.first.at(-1)!)} ms; another budget p50 ${f1(percentile(i.promptAfterPublish.again, 50))} ms, max ${f1(i.promptAfterPublish.again.at(-1)!)} ms.`,
     );
   }
   lines.push('', '### Two replicas on one database (target: served by the other within 100 ms)', '');
