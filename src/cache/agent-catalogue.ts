@@ -6,6 +6,7 @@ import {
   followPromptColumns,
   markInNameOrder,
   type PromptEntryTokens,
+  type SharedRun,
 } from '../render/prompt.js';
 import type { AgentCatalogueEntry, CatalogueRepository } from '../storage/catalogue-repository.js';
 import { LATEST, type StateRevisions } from '../storage/records.js';
@@ -282,9 +283,9 @@ export class AgentCatalogueMirror implements AgentCatalogueSource {
     const base = this.heldSnapshot;
     if (!base) return this.keep(await this.build());
     const delta = await this.skills.agentCatalogueSince(LATEST, base, this.namespace);
-    const next = applyDelta(base, { ...delta, entries: this.compact(delta.entries) });
+    const { runs, ...next } = applyDelta(base, { ...delta, entries: this.compact(delta.entries) });
     // What renderings read of every entry goes over from the last snapshot, not read again.
-    followPromptColumns(base.entries, next.entries);
+    followPromptColumns(base.entries, next.entries, runs);
     return this.keep(next);
   }
 
@@ -346,12 +347,13 @@ function indexOf(entries: readonly { name: string }[], name: string): number {
 
 /**
  * The snapshot after `delta` (every skill changed since `base`, with its current entry or removed):
- * changed entries are replaced in a copy, removed ones dropped and new names merged in order.
+ * changed entries are replaced in a copy, removed ones dropped and new names merged in order. With
+ * few new names it also says which runs of entries the two snapshots share (followPromptColumns).
  */
 export function applyDelta(
   base: CatalogueSnapshot,
   delta: StateRevisions & { entries: readonly AgentSkill[]; removed: readonly string[] },
-): CatalogueSnapshot {
+): CatalogueSnapshot & { runs?: SharedRun[] } {
   const revisions = {
     revision: Math.max(base.revision, delta.revision),
     loadsRevision: Math.max(base.loadsRevision, delta.loadsRevision),
@@ -360,34 +362,48 @@ export function applyDelta(
     return { ...revisions, entries: base.entries };
   const entries = base.entries.slice() as (AgentSkill | undefined)[];
   const added: AgentSkill[] = [];
+  /** Positions in base whose entry was replaced or removed. */
+  const changed = new Set<number>();
   let dropped = 0;
   for (const entry of delta.entries) {
     const at = indexOf(base.entries, entry.name);
-    if (at >= 0) entries[at] = entry;
-    else added.push(entry);
+    if (at >= 0) {
+      entries[at] = entry;
+      changed.add(at);
+    } else added.push(entry);
   }
   for (const name of delta.removed) {
     const at = indexOf(base.entries, name);
     if (at >= 0 && entries[at] !== undefined) {
       entries[at] = undefined;
+      changed.add(at);
       dropped += 1;
     }
   }
   const kept = (dropped === 0 ? entries : entries.filter((entry) => entry !== undefined)) as AgentSkill[];
-  if (added.length === 0) return { ...revisions, entries: kept };
+  const shared = (insertions: readonly number[]) =>
+    sharedRuns(
+      base.entries.length,
+      [...changed].sort((a, b) => a - b),
+      (at) => entries[at] === undefined,
+      insertions,
+    );
+  if (added.length === 0) return { ...revisions, entries: kept, runs: shared([]) };
   added.sort(byName);
   if (added.length <= FEW_ADDED) {
     // A publish adds a name or two to a catalogue of up to a million: each goes where a binary search
     // puts it, and the runs between are copied whole rather than compared name by name.
     const parts: AgentSkill[][] = [];
+    const insertions: number[] = [];
     let from = 0;
     for (const entry of added) {
       const at = insertionPoint(kept, entry.name, from);
       parts.push(kept.slice(from, at), [entry]);
+      insertions.push(at);
       from = at;
     }
     parts.push(kept.slice(from));
-    return { ...revisions, entries: ([] as AgentSkill[]).concat(...parts) };
+    return { ...revisions, entries: ([] as AgentSkill[]).concat(...parts), runs: shared(insertions) };
   }
   const merged: AgentSkill[] = [];
   let next = 0;
@@ -397,6 +413,44 @@ export function applyDelta(
   }
   while (next < added.length) merged.push(added[next++]!);
   return { ...revisions, entries: merged };
+}
+
+/**
+ * The runs of base's entries that the next snapshot holds unchanged, in order: base less the positions
+ * `changed` (sorted; replaced, or removed as `removedAt` says), then shifted by the new entries
+ * inserted before each position of what was kept (`insertions`, ascending).
+ */
+function sharedRuns(
+  baseLength: number,
+  changed: readonly number[],
+  removedAt: (at: number) => boolean,
+  insertions: readonly number[],
+): SharedRun[] {
+  const runs: SharedRun[] = [];
+  let removedBefore = 0;
+  let inserted = 0;
+  let start = 0;
+  const share = (from: number, length: number) => {
+    let keptAt = from - removedBefore;
+    let baseAt = from;
+    let left = length;
+    while (left > 0) {
+      // A new entry inserted at a kept position goes before the entry there.
+      while (inserted < insertions.length && insertions[inserted]! <= keptAt) inserted += 1;
+      const next = insertions[inserted];
+      const length = next !== undefined && next < keptAt + left ? next - keptAt : left;
+      runs.push({ to: keptAt + inserted, from: baseAt, length });
+      keptAt += length;
+      baseAt += length;
+      left -= length;
+    }
+  };
+  for (const at of [...changed, baseLength]) {
+    if (at > start) share(start, at - start);
+    if (at < baseLength && removedAt(at)) removedBefore += 1;
+    start = at + 1;
+  }
+  return runs;
 }
 
 /** New names a delta merges by binary search (more are merged in one pass over the entries). */

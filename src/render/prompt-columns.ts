@@ -73,15 +73,53 @@ export function knownPromptColumns(skills: readonly PromptSkill[]): PromptColumn
   return columnsOfSelection.get(skills);
 }
 
+/** Entries a snapshot shares with the one before: next[to + k] is base[from + k] for k < length. */
+export interface SharedRun {
+  readonly to: number;
+  readonly from: number;
+  readonly length: number;
+}
+
 /**
  * Carries the columns of `base` over to `next`, when base has them: both in name order (each name
- * once), next holding base's entries (the same objects) but for some replaced, added or removed. The
- * entries are compared as references, and names only where they differ, so a snapshot after a publish
- * costs a copy of the columns, not a read of a million skills.
+ * once), next holding base's entries (the same objects) but for some replaced, added or removed. With
+ * `runs` (in order, from whoever made next: applyDelta) those are copied and every other entry of next
+ * is read; without, the entries are compared as references, and names only where they differ. Either
+ * way a snapshot after a publish costs a copy of the columns, not a read of a million skills.
  */
-export function followPromptColumns(base: readonly PromptSkill[], next: readonly PromptSkill[]): void {
+export function followPromptColumns(
+  base: readonly PromptSkill[],
+  next: readonly PromptSkill[],
+  runs?: readonly SharedRun[],
+): void {
   const from = columnsOfSelection.get(base);
   if (!from || columnsOfSelection.has(next)) return;
+  const to = runs ? followRuns(from, next, runs) : followByReference(from, base, next);
+  for (let at = 0; at < to.disabled.length; at++) to.disabledCount += to.disabled[at]!;
+  columnsOfSelection.set(next, to);
+}
+
+function followRuns(
+  from: PromptColumns,
+  next: readonly PromptSkill[],
+  runs: readonly SharedRun[],
+): ColumnArrays {
+  const to = emptyColumns(next.length);
+  let done = 0;
+  for (const run of runs) {
+    for (let i = done; i < run.to; i++) readInto(to, i, next[i]!);
+    copyRun(to, run.to, from, run.from, run.from + run.length);
+    done = run.to + run.length;
+  }
+  for (let i = done; i < next.length; i++) readInto(to, i, next[i]!);
+  return to;
+}
+
+function followByReference(
+  from: PromptColumns,
+  base: readonly PromptSkill[],
+  next: readonly PromptSkill[],
+): ColumnArrays {
   const to = emptyColumns(next.length);
   let i = 0;
   let j = 0;
@@ -104,8 +142,7 @@ export function followPromptColumns(base: readonly PromptSkill[], next: readonly
     readInto(to, i, entry);
     i += 1;
   }
-  for (let at = 0; at < to.disabled.length; at++) to.disabledCount += to.disabled[at]!;
-  columnsOfSelection.set(next, to);
+  return to;
 }
 
 /** Copies the values of `from` from `start` up to `end` into `to` at `target`, without counting them. */

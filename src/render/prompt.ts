@@ -21,7 +21,7 @@ export { clearEntryTokenMemo } from './prompt-memo.js';
 import { countedLayoutOfSelection } from './prompt-memo.js';
 
 export { PromptBudgetError } from './prompt-budget.js';
-export { followPromptColumns, markInNameOrder } from './prompt-columns.js';
+export { followPromptColumns, markInNameOrder, type SharedRun } from './prompt-columns.js';
 export { skillLocation } from './prompt-render.js';
 export {
   type AgentCatalogueQuery,

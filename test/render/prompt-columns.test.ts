@@ -69,12 +69,36 @@ describe('prompt columns carried from snapshot to snapshot', () => {
         );
         const entries = [...new Set(changed)].map((name) => skill(random, name));
         const removed = snapshot.entries.filter(() => random() < 0.05).map((entry) => entry.name);
-        const next = applyDelta(snapshot, { revision: 2 + step, loadsRevision: 2 + step, entries, removed });
-        followPromptColumns(snapshot.entries, next.entries);
+        const { runs, ...next } = applyDelta(snapshot, {
+          revision: 2 + step,
+          loadsRevision: 2 + step,
+          entries,
+          removed,
+        });
+        // The same carried by comparing references, into another array of the same entries.
+        const compared = next.entries.slice();
+        followPromptColumns(snapshot.entries, compared);
+        followPromptColumns(snapshot.entries, next.entries, runs);
         const carried = knownPromptColumns(next.entries);
         if (next.entries === snapshot.entries) continue;
         expect(carried, `round ${round}, step ${step}`).toBeDefined();
-        expect(plain(carried!)).toEqual(plain(promptColumnsOf(next.entries.slice())));
+        const afresh = plain(promptColumnsOf(next.entries.slice()));
+        expect(plain(carried!)).toEqual(afresh);
+        expect(plain(knownPromptColumns(compared)!)).toEqual(afresh);
+        // The runs name entries both snapshots hold, and every one they share.
+        expect(runs, 'a delta with few new names says what it shares').toBeDefined();
+        let sharedCount = 0;
+        let last = -1;
+        for (const run of runs!) {
+          expect(run.length).toBeGreaterThan(0);
+          expect(run.to).toBeGreaterThan(last);
+          last = run.to + run.length - 1;
+          for (let k = 0; k < run.length; k++)
+            expect(next.entries[run.to + k]).toBe(snapshot.entries[run.from + k]);
+          sharedCount += run.length;
+        }
+        const before = new Set(snapshot.entries);
+        expect(sharedCount).toBe(next.entries.filter((entry) => before.has(entry)).length);
         // The selection made from carried columns is the one made by reading the entries.
         const fromCarried = await selectAgentSkills(
           { agentCatalogue: async () => next.entries as AgentSkill[] },
