@@ -437,12 +437,12 @@ function sharedRuns(
     while (left > 0) {
       // A new entry inserted at a kept position goes before the entry there.
       while (inserted < insertions.length && insertions[inserted]! <= keptAt) inserted += 1;
-      const next = insertions[inserted];
-      const length = next !== undefined && next < keptAt + left ? next - keptAt : left;
-      runs.push({ to: keptAt + inserted, from: baseAt, length });
-      keptAt += length;
-      baseAt += length;
-      left -= length;
+      const insertion = insertions[inserted];
+      const taken = insertion !== undefined && insertion < keptAt + left ? insertion - keptAt : left;
+      runs.push({ to: keptAt + inserted, from: baseAt, length: taken });
+      keptAt += taken;
+      baseAt += taken;
+      left -= taken;
     }
   };
   for (const at of [...changed, baseLength]) {

@@ -94,12 +94,13 @@ export function followPromptColumns(
 ): void {
   const from = columnsOfSelection.get(base);
   if (!from || columnsOfSelection.has(next)) return;
-  const to = runs ? followRuns(from, next, runs) : followByReference(from, base, next);
+  const to = copyShared(from, next, runs ?? sharedByReference(base, next));
   for (let at = 0; at < to.disabled.length; at++) to.disabledCount += to.disabled[at]!;
   columnsOfSelection.set(next, to);
 }
 
-function followRuns(
+/** Columns for `next`: the runs copied from `from`, every other entry read. */
+function copyShared(
   from: PromptColumns,
   next: readonly PromptSkill[],
   runs: readonly SharedRun[],
@@ -115,23 +116,19 @@ function followRuns(
   return to;
 }
 
-function followByReference(
-  from: PromptColumns,
-  base: readonly PromptSkill[],
-  next: readonly PromptSkill[],
-): ColumnArrays {
-  const to = emptyColumns(next.length);
+/** The runs `next` shares with `base`, found by comparing their entries as references. */
+function sharedByReference(base: readonly PromptSkill[], next: readonly PromptSkill[]): SharedRun[] {
+  const runs: SharedRun[] = [];
   let i = 0;
   let j = 0;
   while (i < next.length) {
-    // A run of the same entries is copied whole.
     const start = i;
     const baseStart = j;
     while (i < next.length && j < base.length && next[i] === base[j]) {
       i += 1;
       j += 1;
     }
-    if (i > start) copyRun(to, start, from, baseStart, j);
+    if (i > start) runs.push({ to: start, from: baseStart, length: i - start });
     if (i === next.length) break;
     // Then one entry that differs: entries of base that sort before it were removed, one of the
     // same name was replaced, and otherwise it is new.
@@ -139,10 +136,9 @@ function followByReference(
     while (j < base.length && base[j]!.name < entry.name) j += 1;
     if (j < base.length && base[j] === entry) continue;
     if (j < base.length && base[j]!.name === entry.name) j += 1;
-    readInto(to, i, entry);
     i += 1;
   }
-  return to;
+  return runs;
 }
 
 /** Copies the values of `from` from `start` up to `end` into `to` at `target`, without counting them. */
