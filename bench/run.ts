@@ -615,10 +615,10 @@ async function main(): Promise<void> {
     });
     try {
       const filled = {
-        archives: await registry.archives.backfill(),
-        promptTokens: await registry.fillPromptTokens(),
-        attestations: await registry.signing.backfill(),
-        installedIdentities: await registry.installed.backfill(),
+        archives: await registry.startupChecks.archives(),
+        promptTokens: await registry.startupChecks.promptTokens(),
+        attestations: await registry.startupChecks.attestations(),
+        installedIdentities: await registry.startupChecks.installedIdentities(),
       };
       log(`  start-up backfills done before the service starts: ${JSON.stringify(filled)}`);
     } finally {

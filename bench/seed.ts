@@ -8,7 +8,7 @@
  * characters / 4, which only feeds informational fields (counting 100,000 bodies would dominate the seed).
  */
 import { randomUUID } from 'node:crypto';
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { writeZip } from '../src/bundle/archive-write.js';
 import { fileDigest } from '../src/bundle/digest.js';
 import { prepareBundle } from '../src/bundle/prepare.js';
@@ -250,6 +250,8 @@ export interface SeedOptions {
   onProgress?: (done: number) => void;
 }
 
+const NEXT_REVISION = sql<number>`(select ${registryState.revision} + 1 from ${registryState} where ${registryState.id} = 1)`;
+
 /** Inserts skills start..start+count-1; returns how many were inserted. */
 export async function seedSkills(database: Database, options: SeedOptions): Promise<number> {
   const { db } = database;
@@ -260,7 +262,9 @@ export async function seedSkills(database: Database, options: SeedOptions): Prom
   await db.insert(namespaces).values({ name: namespace }).onConflictDoNothing();
   for (let offset = 0; offset < options.count; offset += batch) {
     const size = Math.min(batch, options.count - offset);
-    const skillRows: (typeof skills.$inferInsert)[] = [];
+    const skillRows: (Omit<typeof skills.$inferInsert, 'changedRevision'> & {
+      changedRevision: SQL<number>;
+    })[] = [];
     const versionRows: (typeof skillVersions.$inferInsert)[] = [];
     const blobRows: (typeof blobs.$inferInsert)[] = [];
     const fileRows: (typeof versionFiles.$inferInsert)[] = [];
@@ -281,7 +285,9 @@ export async function seedSkills(database: Database, options: SeedOptions): Prom
         { name: skill.name, version: '1.0.0', description: skill.description, createdAt },
         [{ path: 'SKILL.md', bytes, mode: 0o644 }],
       );
-      skillRows.push({ id: skillId, namespace, name: skill.name });
+      // Stamped with the revision the seed's last statement bumps to, as a publish stamps what it
+      // writes: replicas' catalogue copies and the start-up checks read what changed by it.
+      skillRows.push({ id: skillId, namespace, name: skill.name, changedRevision: NEXT_REVISION });
       versionRows.push({
         id: versionId,
         skillId,

@@ -187,7 +187,7 @@ async function backfill(
  * (GET /skills/{name}/attestation signs one on demand meanwhile).
  */
 export function backfillAttestations(app: FastifyInstance): Promise<void> {
-  return backfill(app, () => app.registry.signing.backfill(), {
+  return backfill(app, () => app.registry.startupChecks.attestations(), {
     done: 'signed the versions stored before signing',
     failed: 'could not sign older versions yet; their attestations are made on demand',
     key: 'versions',
@@ -196,7 +196,7 @@ export function backfillAttestations(app: FastifyInstance): Promise<void> {
 
 /** The computedHash and git ids of versions stored before they were computed at publish. */
 export function backfillInstalledVersions(app: FastifyInstance): Promise<void> {
-  return backfill(app, () => app.registry.installed.backfill(), {
+  return backfill(app, () => app.registry.startupChecks.installedIdentities(), {
     done: 'computed the installed identity (computedHash, git commit) of versions stored before it was',
     failed: 'could not compute the installed identity of older versions yet; it is computed on demand',
     key: 'versions',
@@ -223,7 +223,7 @@ export function warmCaches(app: FastifyInstance): Promise<void> {
  * the next process renders /prompt without tokenizing them (this one has them remembered once used).
  */
 export function backfillPromptTokens(app: FastifyInstance): Promise<void> {
-  return backfill(app, () => app.registry.fillPromptTokens(), {
+  return backfill(app, () => app.registry.startupChecks.promptTokens(), {
     done: 'stored the prompt token counts of older versions',
     failed: 'could not store the prompt token counts of older versions; renderings count them',
     key: 'versions',
@@ -237,7 +237,7 @@ export function backfillPromptTokens(app: FastifyInstance): Promise<void> {
  * time costs duplicate work, never a wrong archive (they are deterministic and stored once).
  */
 export function backfillArchives(app: FastifyInstance): Promise<void> {
-  return backfill(app, () => app.registry.archives.backfill(), {
+  return backfill(app, () => app.registry.startupChecks.archives(), {
     done: 'built the archives of older versions',
     failed: 'could not build the archives of older versions; the index builds them',
     key: 'built',

@@ -147,6 +147,13 @@ export const skillVersions = pgTable(
     index('skill_versions_quarantine_idx')
       .on(table.quarantine, table.createdAt)
       .where(sql`${table.quarantine} is not null`),
+    // What the start-up checks look for (src/server.ts): versions stored before a release computed
+    // these at publish. Every version published since enters neither index, so each is empty once
+    // filled and a replica's start finds that without reading the catalogue.
+    index('skill_versions_without_identity_idx').on(table.id).where(sql`${table.gitCommit} is null`),
+    index('skill_versions_without_prompt_tokens_idx')
+      .on(table.id)
+      .where(sql`${table.tokensPromptName} is null`),
   ],
 );
 
@@ -359,4 +366,15 @@ export const attestations = pgTable('attestations', {
     .notNull()
     .$type<{ payloadType: string; payload: string; signatures: { keyid: string; sig: string }[] }>(),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+/**
+ * How far each start-up check (src/services/startup-checks.ts) got: every skill stamped at or below
+ * `revision` (skills.changed_revision) was checked by a pass that completed, so the next start reads
+ * only the skills changed since, not the whole catalogue.
+ */
+export const startupChecks = pgTable('startup_checks', {
+  name: text('name').primaryKey(),
+  revision: bigint('revision', { mode: 'number' }).notNull(),
+  checkedAt: timestamp('checked_at', { withTimezone: true }).notNull().defaultNow(),
 });

@@ -208,9 +208,12 @@ export class ArchiveService {
     return rest;
   }
 
-  /** Builds the installable archives current versions lack in `format`; answers how many were missing. */
-  async backfill(format: ArchiveFormat = PUBLISH_ARCHIVE_FORMAT): Promise<number> {
-    const missing = await this.archives.missing(archiveKey(format, 'installable'));
+  /**
+   * Builds the installable archives current versions lack in `format` (with `changedAfter`, those of
+   * skills written after that catalogue revision: see startup-checks.ts); answers how many were missing.
+   */
+  async backfill(format: ArchiveFormat = PUBLISH_ARCHIVE_FORMAT, changedAfter?: number): Promise<number> {
+    const missing = await this.archives.missing(archiveKey(format, 'installable'), changedAfter);
     if (missing.length > 0) await this.buildMissing(missing, format, 'installable');
     return missing.length;
   }

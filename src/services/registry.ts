@@ -16,6 +16,7 @@ import { NamespacesRepository } from '../storage/namespaces-repository.js';
 import { ProvenanceRepository } from '../storage/provenance-repository.js';
 import { SearchRepository } from '../storage/search-repository.js';
 import { SkillsRepository } from '../storage/skills-repository.js';
+import { StartupChecksRepository } from '../storage/startup-checks-repository.js';
 import { TokensRepository } from '../storage/tokens-repository.js';
 import { TrustedPublishersRepository } from '../storage/trusted-publishers-repository.js';
 import { UsageRecorder } from '../storage/usage-recorder.js';
@@ -42,6 +43,7 @@ import { SigningService } from './signing.js';
 import { SkillReadService } from './skill-reads.js';
 import { SkillSearchService } from './skill-search.js';
 import { SkillWriteService } from './skill-writes.js';
+import { StartupChecks } from './startup-checks.js';
 import { TrustedPublishingService } from './trusted-publishing.js';
 import { UsageService } from './usage.js';
 import { VendorSkillService } from './vendor-skills.js';
@@ -108,6 +110,8 @@ export interface Registry {
   clawhub: ClawHubService;
   /** Stores the prompt entry counts of older versions (see prompt-tokens.ts); answers how many. */
   fillPromptTokens(): Promise<number>;
+  /** What every replica fills in the background after it starts, reading only what changed since. */
+  startupChecks: StartupChecks;
   /**
    * Reads what every replica keeps in memory for `default` (the search index, then the agent catalogue
    * copy, which holds the index's strings for names), then answers a search and a budgeted prompt,
@@ -266,6 +270,12 @@ export async function openRegistry(options: {
     git: new GitRepositoryService(reads, installed, gitCache),
     clawhub: new ClawHubService(reads, search, skills, installed),
     fillPromptTokens: () => fillPromptTokens(repositories.catalogue),
+    startupChecks: new StartupChecks(new StartupChecksRepository(db), {
+      archives,
+      signing,
+      installed,
+      fillPromptTokens: () => fillPromptTokens(repositories.catalogue),
+    }),
     async warm(report) {
       warmingNow = true;
       try {

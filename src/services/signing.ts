@@ -73,8 +73,22 @@ export class SigningService {
     await this.repository.store([{ versionId: version.id, kid: this.kid, envelope: this.sign(version) }]);
   }
 
-  /** Signs every version stored without an envelope; answers how many. */
-  async backfill(): Promise<number> {
+  /**
+   * Signs every version stored without an envelope (with `changedAfter`, of the skills written after
+   * that catalogue revision: see startup-checks.ts); answers how many.
+   */
+  async backfill(changedAfter?: number): Promise<number> {
+    if (changedAfter !== undefined) {
+      let signed = 0;
+      for (;;) {
+        const versions = await this.repository.unsignedOfSkillsChangedAfter(changedAfter, BACKFILL_BATCH);
+        if (versions.length === 0) return signed;
+        await this.repository.store(
+          versions.map((version) => ({ versionId: version.id, kid: this.kid, envelope: this.sign(version) })),
+        );
+        signed += versions.length;
+      }
+    }
     if (await this.repository.allSigned()) return 0;
     let signed = 0;
     let after: string | undefined;

@@ -1,6 +1,6 @@
-import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { blobs, distTags, skillVersions, versionArchives, versionFiles } from '../db/schema.js';
+import { blobs, distTags, skills, skillVersions, versionArchives, versionFiles } from '../db/schema.js';
 import { storeBlobs } from './blobs.js';
 import { type ArchiveKey, LATEST } from './records.js';
 
@@ -116,8 +116,18 @@ export class ArchivesRepository {
     }));
   }
 
-  /** Current versions without a stored archive under `key` (what a backfill builds); cheap when none. */
-  async missing(key: ArchiveKey): Promise<ArchiveToBuild[]> {
+  /**
+   * Current versions without a stored archive under `key` (what a backfill builds); with
+   * `changedAfter`, only those of skills written after that catalogue revision.
+   */
+  async missing(key: ArchiveKey, changedAfter?: number): Promise<ArchiveToBuild[]> {
+    const changed =
+      changedAfter === undefined
+        ? undefined
+        : inArray(
+            distTags.skillId,
+            this.db.select({ id: skills.id }).from(skills).where(gt(skills.changedRevision, changedAfter)),
+          );
     return (
       this.db
         .select({
@@ -135,7 +145,9 @@ export class ArchivesRepository {
           sql`lateral (select 1 as found from ${versionArchives} where ${versionArchives.versionId} = ${skillVersions.id} and ${versionArchives.format} = ${key} limit 1) as archived`,
           sql`true`,
         )
-        .where(and(eq(distTags.tag, LATEST), isNull(skillVersions.yankedAt), sql`archived.found is null`))
+        .where(
+          and(eq(distTags.tag, LATEST), isNull(skillVersions.yankedAt), sql`archived.found is null`, changed),
+        )
     );
   }
 }

@@ -123,6 +123,21 @@ export class ProvenanceRepository {
   }
 
   /**
+   * Up to `limit` versions without an envelope among those of skills written after catalogue revision
+   * `changedAfter` (the changed skills by their revision's index, then their versions).
+   */
+  async unsignedOfSkillsChangedAfter(changedAfter: number, limit: number): Promise<AttestedVersion[]> {
+    const rows = await this.db
+      .select(attestedColumns)
+      .from(skills)
+      .innerJoin(skillVersions, eq(skillVersions.skillId, skills.id))
+      .leftJoin(attestations, eq(attestations.versionId, skillVersions.id))
+      .where(and(gt(skills.changedRevision, changedAfter), isNull(attestations.versionId)))
+      .limit(limit);
+    return rows.map(attestedOf);
+  }
+
+  /**
    * The versions without an envelope among the `limit` versions by id after `after`, and the last id
    * of those: each window walks the primary key from where the last ended, so a backfill reads every
    * version once, where asking for the first `limit` unsigned ones read the whole table each time.
