@@ -21,6 +21,7 @@ import {
 } from './postings.js';
 import { type QueryTerm, queryTerms, requestWeight, type TermSource, uniqueTerms } from './query-terms.js';
 import { SpellingBuckets } from './spelling.js';
+import { TermDictionary } from './term-dictionary.js';
 import { bestByKey, kthHighest } from './top-k.js';
 
 /**
@@ -96,7 +97,7 @@ export class SearchIndex implements TermSource {
    * Postings by term. Most terms of a large catalogue occur in one skill: theirs is held as its one
    * posting word, a number in the map, rather than an object (see postingsOf).
    */
-  private readonly dictionary = new Map<string, Postings | number>();
+  private dictionary = new TermDictionary();
   /** By slot: the skill's name, or undefined once replaced or removed. */
   private names: (string | undefined)[] = [];
   /** By slot: the version of the skill its terms are of, when the owner gave one (version strings shared). */
@@ -132,7 +133,7 @@ export class SearchIndex implements TermSource {
    * Index terms for typo tolerance: they join as they arrive, so the first misspelt request after a
    * start does not wait for the whole dictionary to be sorted into buckets.
    */
-  private spelling = new SpellingBuckets();
+  private spelling = new SpellingBuckets((id) => this.dictionary.termOf(id));
 
   constructor(private readonly weights: FieldWeights = DEFAULT_WEIGHTS) {}
 
@@ -146,11 +147,13 @@ export class SearchIndex implements TermSource {
   }
 
   /** Terms and postings held, for sizing. */
-  stats(): PostingStats & { terms: number; slots: number; slotBytes: number } {
+  stats(): PostingStats & { terms: number; slots: number; slotBytes: number; termBytes: number } {
     const perSlot = [this.lengths, this.factors, this.sums, this.touchedMarks, this.touchedSlots];
     const translations = [this.unitBest, this.unitIdf, this.translated, this.translatedIdf];
     return {
       terms: this.dictionary.size,
+      /** Bytes of the dictionary: the terms' code units and its tables. */
+      termBytes: this.dictionary.byteLength,
       slots: this.names.length,
       ...postingStats(this.dictionary.values()),
       /** Bytes of the per-slot arrays (field lengths and factors, a search's scratch, slots by name). */
@@ -165,6 +168,7 @@ export class SearchIndex implements TermSource {
   trim(): void {
     const slots = this.names.length;
     for (const postings of this.dictionary.values()) if (typeof postings !== 'number') postings.trim(slots);
+    this.dictionary.trim();
   }
 
   has(name: string): boolean {
@@ -219,8 +223,7 @@ export class SearchIndex implements TermSource {
       const bits = Math.min(count, MASK[f]!) << SHIFT[f]!;
       const held = dictionary.get(term);
       if (held === undefined) {
-        dictionary.set(term, Postings.word(slot, bits));
-        this.spelling.add(term);
+        this.spelling.add(term, dictionary.set(term, Postings.word(slot, bits)));
       } else if (typeof held === 'number') {
         if (held >>> COUNT_BITS === slot) dictionary.set(term, (held | bits) >>> 0);
         else {
@@ -552,22 +555,26 @@ export class SearchIndex implements TermSource {
         lengths[names.length * FIELDS.length + f] = this.lengths[slot * FIELDS.length + f]!;
       names.push(name);
     });
-    for (const [term, held] of this.dictionary) {
+    const dictionary = new TermDictionary();
+    this.dictionary.forEach((held, term) => {
       const kept = new Postings();
       Postings.of(held).forEach((slot, packed) => {
         if (renumber[slot]! >= 0) kept.push(renumber[slot]!, packed);
       });
       kept.trim(names.length);
-      if (kept.length === 0) this.dictionary.delete(term);
-      else this.dictionary.set(term, kept.length === 1 ? kept.first : kept);
-    }
+      if (kept.length > 0) dictionary.set(term, kept.length === 1 ? kept.first : kept);
+    });
+    dictionary.trim();
+    this.dictionary = dictionary;
     this.names = names;
     this.slotOf.reset(names);
     this.versions = versions;
     this.lengths = lengths;
     this.dead = 0;
     this.factorAverages = undefined;
-    this.spelling = new SpellingBuckets(this.dictionary.keys());
+    this.spelling = new SpellingBuckets((id) => this.dictionary.termOf(id));
+    let id = 0;
+    for (const term of this.dictionary.keys()) this.spelling.add(term, id++);
   }
 }
 

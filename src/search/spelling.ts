@@ -5,24 +5,36 @@ import { isCjkTerm } from './analyze.js';
  * Typo tolerance: the index's terms by first letter and length, each with the set of letters it
  * holds, so a misspelt word is compared with the few terms that could be within an edit or two of it.
  * Terms join as the index first sees them (it keeps them until it is compacted, and then makes its
- * buckets again).
+ * buckets again). A bucket holds term ids (the index's dictionary spells them), not strings: a
+ * large catalogue's vocabulary is not kept a second time in the heap.
  */
 export class SpellingBuckets {
   private readonly buckets = new Map<number, SpellingBucket>();
 
-  constructor(terms: Iterable<string> = []) {
-    for (const term of terms) this.add(term);
-  }
+  /** @param termOf the term the index holds under an id given to add() */
+  constructor(private readonly termOf: (id: number) => string) {}
 
-  add(term: string): void {
+  add(term: string, id: number): void {
     // A misspelt word is read as another word: never as a CJK pair, a number or an identifier.
     if (isCjkTerm(term) || /\d/.test(term)) return;
     const key = bucketOf(term[0]!, term.length);
-    const bucket = this.buckets.get(key);
-    if (bucket) {
-      bucket.terms.push(term);
-      bucket.letters.push(lettersOf(term));
-    } else this.buckets.set(key, { terms: [term], letters: [lettersOf(term)] });
+    let bucket = this.buckets.get(key);
+    if (!bucket) {
+      bucket = { ids: new Int32Array(4), letters: new Int32Array(4), length: 0 };
+      this.buckets.set(key, bucket);
+    }
+    if (bucket.length === bucket.ids.length) {
+      const size = Math.ceil(bucket.length * 1.5);
+      const ids = new Int32Array(size);
+      ids.set(bucket.ids);
+      const letters = new Int32Array(size);
+      letters.set(bucket.letters);
+      bucket.ids = ids;
+      bucket.letters = letters;
+    }
+    bucket.ids[bucket.length] = id;
+    bucket.letters[bucket.length] = lettersOf(term);
+    bucket.length += 1;
   }
 
   /**
@@ -39,12 +51,12 @@ export class SpellingBuckets {
     for (let length = term.length - allowed; length <= term.length + allowed; length++) {
       const bucket = this.buckets.get(bucketOf(term[0]!, length));
       if (!bucket) continue;
-      const { terms, letters: held } = bucket;
-      for (let at = 0; at < terms.length; at++) {
+      const { ids, letters: held } = bucket;
+      for (let at = 0; at < bucket.length; at++) {
         // An edit adds or drops at most two letters of the set a word holds: most of a large
         // catalogue's terms fail this before their edit distance is counted.
         if (bitCount(letters ^ held[at]!) > 2 * allowed) continue;
-        const candidate = terms[at]!;
+        const candidate = this.termOf(ids[at]!);
         const d = distance(term, candidate);
         if (d > allowed) continue;
         const df = dfOf(candidate);
@@ -60,8 +72,9 @@ export class SpellingBuckets {
 }
 
 interface SpellingBucket {
-  terms: string[];
-  letters: number[];
+  ids: Int32Array;
+  letters: Int32Array;
+  length: number;
 }
 
 /** A bucket's key: the first letter's code and the length (a number: no string made per term). */

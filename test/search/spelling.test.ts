@@ -3,6 +3,15 @@ import { distance } from 'fastest-levenshtein';
 import { describe, expect, it } from 'vitest';
 import { SpellingBuckets } from '../../src/search/spelling.js';
 
+/** Buckets of `terms`, each under its position as the dictionary's id. */
+function bucketsOf(terms: string[]): SpellingBuckets {
+  const buckets = new SpellingBuckets((id) => terms[id]!);
+  terms.forEach((term, id) => {
+    buckets.add(term, id);
+  });
+  return buckets;
+}
+
 describe('SpellingBuckets', () => {
   it('answers the term a full scan answers: the nearest within the allowed edits, then the most common', () => {
     let seed = 3;
@@ -16,7 +25,7 @@ describe('SpellingBuckets', () => {
     const terms = [...new Set(Array.from({ length: 4000 }, () => `k${word(3 + Math.floor(random() * 8))}`))];
     // Each term's own frequency: no two tie, so the answer does not depend on the order terms are read.
     const df = new Map(terms.map((term, i) => [term, 1 + i]));
-    const buckets = new SpellingBuckets(terms);
+    const buckets = bucketsOf(terms);
     const edit = (term: string) => {
       const at = 1 + Math.floor(random() * (term.length - 1));
       const kind = Math.floor(random() * 3);
@@ -51,7 +60,7 @@ describe('SpellingBuckets', () => {
   });
 
   it('leaves numbers, identifiers with digits and short words alone', () => {
-    const buckets = new SpellingBuckets(['deploy', 'v2deploy', 'kubernetes']);
+    const buckets = bucketsOf(['deploy', 'v2deploy', 'kubernetes']);
     expect(buckets.closest('deplyo2', () => 1)).toBeUndefined();
     expect(buckets.closest('dep', () => 1)).toBeUndefined();
     expect(buckets.closest('kubernets', () => 1)).toBe('kubernetes');
