@@ -4,17 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { NameSlots } from '../../src/search/name-slots.js';
-
-/** A small deterministic generator, so a failure repeats. */
-function random(seed: number): () => number {
-  let state = seed >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 2 ** 32;
-  };
-}
+import { seededRandom as random } from '../helpers/random.js';
 
 /** The index's side: names by slot, a new slot per put, undefined once removed. */
 class Model {

@@ -6,17 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { Postings } from '../../src/search/postings.js';
 import { TermDictionary } from '../../src/search/term-dictionary.js';
-
-/** A small deterministic generator, so a failure repeats. */
-function random(seed: number): () => number {
-  let state = seed >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 2 ** 32;
-  };
-}
+import { seededRandom as random } from '../helpers/random.js';
 
 /** Letters, CJK, an astral character (two code units) and digits: what the analyzer makes terms of. */
 const ALPHABET = ['a', 'b', 'c', 'é', 'ß', '单', '细', '胞', '😀', '0', '7', '-'];
