@@ -73,14 +73,23 @@ export interface Sized<T> {
  * estimated when the cache keeps the value, not before: with the cache off nothing is kept.
  */
 export function measured<T>(value: T): Sized<T> {
-  let bytes: number | undefined;
-  return {
-    value,
-    get bytes() {
-      bytes ??= sizeOf(value);
-      return bytes;
-    },
-  };
+  return new Measured(value);
+}
+
+/**
+ * A class, not an object literal with a getter closing over the value: V8 made each such literal
+ * in the old generation (measured in docs/PERFORMANCE.md), so every value it held (a catalogue page's
+ * rows) survived scavenges until the next full collection, which then ran every second under load.
+ */
+class Measured<T> implements Sized<T> {
+  private size: number | undefined;
+
+  constructor(readonly value: T) {}
+
+  get bytes(): number {
+    this.size ??= sizeOf(this.value);
+    return this.size;
+  }
 }
 
 /** Where the cache hears of writes as they commit in this process (the repositories' hooks). */
