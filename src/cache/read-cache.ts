@@ -77,9 +77,9 @@ export function measured<T>(value: T): Sized<T> {
 }
 
 /**
- * A class, not an object literal with a getter closing over the value: V8 made each such literal
- * in the old generation (measured in docs/PERFORMANCE.md), so every value it held (a catalogue page's
- * rows) survived scavenges until the next full collection, which then ran every second under load.
+ * A class, not an object literal with a getter closing over the value: on Node 20 what such a
+ * literal refers to survives every scavenge (measured in docs/PERFORMANCE.md), so every value it
+ * held (a catalogue page's rows) waited for a full collection, which then ran every second under load.
  */
 class Measured<T> implements Sized<T> {
   private size: number | undefined;

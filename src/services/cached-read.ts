@@ -173,9 +173,9 @@ export class CachedReads {
 }
 
 /**
- * A read pinned at its revision. A class rather than an object literal with a getter: V8 makes such
- * literals in the old generation, so whatever one refers to outlives scavenges until the next full
- * collection (see measured() in src/cache/read-cache.ts and docs/PERFORMANCE.md).
+ * A read pinned at its revision. A class rather than an object literal with a getter: on Node 20
+ * whatever such a literal refers to outlives scavenges until the next full collection (see
+ * measured() in src/cache/read-cache.ts and docs/PERFORMANCE.md).
  */
 class PinnedRead implements CachedRead {
   private pinnedEtag: string | undefined;

@@ -1,8 +1,8 @@
 /**
  * What wraps a read's value must let the value die young. An object literal with a getter (what
- * measured() and CachedReads.of() once answered) is made by V8 in the old generation, so every value
- * it referred to (a catalogue page's rows) outlived the scavenges and was collected only by a full
- * collection: under uncached load one ran every second (docs/PERFORMANCE.md, seventh pass).
+ * measured() and CachedReads.of() once answered) keeps what it refers to through every scavenge on
+ * Node 20, so a catalogue page's rows were collected only by a full collection: under uncached load
+ * one ran every second (docs/PERFORMANCE.md, seventh pass).
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
