@@ -84,10 +84,14 @@ export function measured<T>(value: T): Sized<T> {
 class Measured<T> implements Sized<T> {
   private size: number | undefined;
 
-  constructor(readonly value: T) {}
+  /** @param estimate how the size is found when first asked for (default: sizeOf the value) */
+  constructor(
+    readonly value: T,
+    private readonly estimate: () => number = () => sizeOf(value),
+  ) {}
 
   get bytes(): number {
-    this.size ??= sizeOf(this.value);
+    this.size ??= this.estimate();
     return this.size;
   }
 }
@@ -249,17 +253,13 @@ export class ReadCache {
       async () => {
         const started = performance.now();
         const computed = await compute();
-        return {
-          value: {
-            value: computed.value,
-            loadsRevision,
-            renderMs: performance.now() - started,
-            renderedAt: Date.now(),
-          },
-          get bytes() {
-            return computed.bytes + 64;
-          },
+        const entry = {
+          value: computed.value,
+          loadsRevision,
+          renderMs: performance.now() - started,
+          renderedAt: Date.now(),
         };
+        return new Measured(entry, () => computed.bytes + 64);
       },
       `${revision}.${loadsRevision}`,
     );

@@ -133,7 +133,7 @@ export class SearchIndex implements TermSource {
    * Index terms for typo tolerance: they join as they arrive, so the first misspelt request after a
    * start does not wait for the whole dictionary to be sorted into buckets.
    */
-  private spelling = new SpellingBuckets((id) => this.dictionary.termOf(id));
+  private spelling = spellingOf(this.dictionary);
 
   constructor(private readonly weights: FieldWeights = DEFAULT_WEIGHTS) {}
 
@@ -572,13 +572,19 @@ export class SearchIndex implements TermSource {
     this.lengths = lengths;
     this.dead = 0;
     this.factorAverages = undefined;
-    this.spelling = new SpellingBuckets((id) => this.dictionary.termOf(id));
-    let id = 0;
-    for (const term of this.dictionary.keys()) this.spelling.add(term, id++);
+    this.spelling = spellingOf(dictionary);
   }
 }
 
 export { uniqueTerms } from './query-terms.js';
+
+/** Spelling buckets of the terms `dictionary` holds (later terms are added as the index takes them). */
+function spellingOf(dictionary: TermDictionary): SpellingBuckets {
+  const spelling = new SpellingBuckets((id) => dictionary.termOf(id));
+  let id = 0;
+  for (const term of dictionary.keys()) spelling.add(term, id++);
+  return spelling;
+}
 
 /** BM25's inverse document frequency of a term `df` of `slots` skills hold. */
 function idfOf(slots: number, df: number): number {

@@ -227,6 +227,7 @@ export async function openRegistry(options: {
   const writes = new SkillWriteService(skills, config.limits, scanning, signing, shadowing);
   const gitCache = new RepositoryCache(config.gitCache);
   const installed = new InstalledVersionService(new InstalledRepository(db), skills);
+  const fillTokens = () => fillPromptTokens(repositories.catalogue);
   const reads = new SkillReadService(
     skills,
     repositories.catalogue,
@@ -269,12 +270,12 @@ export async function openRegistry(options: {
     installed,
     git: new GitRepositoryService(reads, installed, gitCache),
     clawhub: new ClawHubService(reads, search, skills, installed),
-    fillPromptTokens: () => fillPromptTokens(repositories.catalogue),
+    fillPromptTokens: fillTokens,
     startupChecks: new StartupChecks(new StartupChecksRepository(db), {
       archives,
       signing,
       installed,
-      fillPromptTokens: () => fillPromptTokens(repositories.catalogue),
+      fillPromptTokens: fillTokens,
     }),
     async warm(report) {
       warmingNow = true;

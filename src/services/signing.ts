@@ -70,7 +70,14 @@ export class SigningService {
 
   /** Signs a version just stored, from what its publish knows (no read back). */
   async attestStored(version: AttestedVersion): Promise<void> {
-    await this.repository.store([{ versionId: version.id, kid: this.kid, envelope: this.sign(version) }]);
+    await this.storeSigned([version]);
+  }
+
+  /** Signs versions and keeps their envelopes (a version signed before keeps its first). */
+  private storeSigned(versions: readonly AttestedVersion[]): Promise<void> {
+    return this.repository.store(
+      versions.map((version) => ({ versionId: version.id, kid: this.kid, envelope: this.sign(version) })),
+    );
   }
 
   /**
@@ -83,9 +90,7 @@ export class SigningService {
       for (;;) {
         const versions = await this.repository.unsignedOfSkillsChangedAfter(changedAfter, BACKFILL_BATCH);
         if (versions.length === 0) return signed;
-        await this.repository.store(
-          versions.map((version) => ({ versionId: version.id, kid: this.kid, envelope: this.sign(version) })),
-        );
+        await this.storeSigned(versions);
         signed += versions.length;
       }
     }
@@ -97,9 +102,7 @@ export class SigningService {
       if (last === undefined) return signed;
       after = last;
       if (versions.length === 0) continue;
-      await this.repository.store(
-        versions.map((version) => ({ versionId: version.id, kid: this.kid, envelope: this.sign(version) })),
-      );
+      await this.storeSigned(versions);
       signed += versions.length;
     }
   }
