@@ -57,10 +57,9 @@ export interface CatalogueItems {
   revision: number | undefined;
 }
 
-/** A row of itemsOf's statement, as the driver returns it (name null: none of the names was found). */
-interface RawItemRow {
-  state_revision: string;
-  name: string | null;
+/** A catalogue row as the driver returns it (numbers may come as text). */
+interface RawCatalogueRow {
+  name: string;
   description: string;
   version: string;
   digest: string;
@@ -73,6 +72,9 @@ interface RawItemRow {
   version_id: string;
   total_size: number | string;
 }
+
+/** A row of itemsOf's statement (name null: none of the names was found). */
+type RawItemRow = Omit<RawCatalogueRow, 'name'> & { state_revision: string; name: string | null };
 
 /** A row of agentCatalogue's statement, as the driver returns it. */
 interface AgentCatalogueRow {
@@ -127,6 +129,7 @@ export interface VersionWithoutPromptTokens {
 /** Queries over the whole catalogue: pages, searches and the agent catalogue behind /prompt and /tools. */
 export class CatalogueRepository {
   private readonly itemsStatement: (values: Record<string, unknown>) => Promise<RawItemRow[]>;
+  private readonly pageStatement: (values: Record<string, unknown>) => Promise<RawCatalogueRow[]>;
   private readonly descriptionsStatement: (
     values: Record<string, unknown>,
   ) => Promise<{ name: string; description: string }[]>;
@@ -140,14 +143,24 @@ export class CatalogueRepository {
       db,
       'catalogue_items_of',
       withStateRevision(sql`
-        select found.name as name, ${skillVersions.description} as description,
-          ${skillVersions.version} as version, ${skillVersions.digest} as digest,
-          ${distTags.updatedAt} as updated_at, ${skillVersions.tokensDescription} as tokens_description,
-          ${skillVersions.tokensBody} as tokens_body, ${skillVersions.frontmatter} as frontmatter,
-          ${skillVersions.scanVerdict} as scan_verdict, ${tagsOfVersion()} as tags,
-          ${skillVersions.id} as version_id, ${skillVersions.totalSize} as total_size
+        select found.name as name, ${itemColumns()}
         from ${taggedVersionsOfNames()}
       `),
+    );
+    this.pageStatement = preparedStatement<RawCatalogueRow>(
+      db,
+      'catalogue_page',
+      sql`
+        select ${skills.name} as name, ${itemColumns()}
+        from ${distTags}
+        inner join ${skills} on ${skills.id} = ${distTags.skillId}
+        inner join ${skillVersions} on ${skillVersions.id} = ${distTags.versionId}
+        where ${distTags.tag} = ${sql.placeholder('tag')}::text and ${listedVersion()}
+          and ${skills.namespace} = ${sql.placeholder('namespace')}::text
+          and ${skills.name} > ${sql.placeholder('after')}::text
+        order by ${skills.name}
+        limit ${sql.placeholder('limit')}::int
+      `,
     );
     // The same lookup for the descriptions alone: the shadowing check runs it at every publish.
     this.descriptionsStatement = preparedStatement(
@@ -176,27 +189,23 @@ export class CatalogueRepository {
     return found;
   }
 
-  /** One page of the catalogue under a tag, by name (searches rank in src/services/skill-search.ts). */
+  /**
+   * One page of the catalogue under a tag, by name (searches rank in src/services/skill-search.ts):
+   * a planned statement, since every uncached page runs it and its plan never changes.
+   */
   async catalogue(query: CatalogueQuery): Promise<{ items: CatalogueItem[]; nextCursor: string | null }> {
-    const tag = query.tag ?? LATEST;
-    const after = decodeCursor(query.cursor);
-    const rows = await this.db
-      .select(catalogueColumns(tagsOfVersion()))
-      .from(distTags)
-      .innerJoin(skills, eq(skills.id, distTags.skillId))
-      .innerJoin(skillVersions, eq(skillVersions.id, distTags.versionId))
-      .where(
-        and(
-          eq(distTags.tag, tag),
-          listedVersion(),
-          eq(skills.namespace, query.namespace ?? DEFAULT_NAMESPACE),
-          after === undefined ? sql`true` : sql`${skills.name} > ${after}`,
-        ),
-      )
-      .orderBy(skills.name)
-      .limit(query.limit + 1);
+    const rows = await this.pageStatement({
+      tag: query.tag ?? LATEST,
+      namespace: query.namespace ?? DEFAULT_NAMESPACE,
+      // Every name sorts after the empty string (names are never empty).
+      after: decodeCursor(query.cursor) ?? '',
+      limit: query.limit + 1,
+    });
     const nextCursor = rows.length > query.limit ? encodeCatalogueCursor(rows[query.limit - 1]!.name) : null;
-    return { items: rows.slice(0, query.limit).map(catalogueItemOf), nextCursor };
+    const items: CatalogueItem[] = [];
+    for (const row of rows.slice(0, query.limit)) items.push(catalogueItemOf(row));
+    releaseRows(rows);
+    return { items, nextCursor };
   }
 
   /** The catalogue items of the named skills under a tag, in no particular order (absent ones left out). */
@@ -210,22 +219,7 @@ export class CatalogueRepository {
     const items: CatalogueItem[] = [];
     for (const row of rows) {
       if (row.name === null) continue;
-      items.push(
-        catalogueItemOf({
-          name: row.name,
-          description: row.description,
-          version: row.version,
-          digest: row.digest,
-          updatedAt: row.updated_at,
-          tokensDescription: Number(row.tokens_description),
-          tokensBody: Number(row.tokens_body),
-          frontmatter: row.frontmatter,
-          tags: row.tags,
-          scanVerdict: row.scan_verdict,
-          versionId: row.version_id,
-          totalSize: Number(row.total_size),
-        }),
-      );
+      items.push(catalogueItemOf(row as RawCatalogueRow));
     }
     const revision = rows[0] === undefined ? undefined : Number(rows[0].state_revision);
     releaseRows(rows);
@@ -466,57 +460,41 @@ function decodeCursor(raw: string | undefined): string | undefined {
   );
 }
 
-/** The dist-tags on a catalogue row's version. */
+/**
+ * The dist-tags on a catalogue row's version, read through the skill's own tags (the primary key's
+ * leaf the join to the tag just read) rather than an index by version elsewhere in the table. As
+ * JSON: the driver parses a text array character by character, into several objects per tag.
+ */
 function tagsOfVersion(): SQL<string[]> {
-  return sql<
-    string[]
-  >`coalesce((select array_agg(t2.tag order by t2.tag) from ${distTags} t2 where t2.version_id = ${skillVersions.id}), '{}')`;
+  return sql<string[]>`array_to_json(array(
+    select t2.tag from ${distTags} t2
+    where t2.skill_id = ${skillVersions.skillId} and t2.version_id = ${skillVersions.id} order by t2.tag
+  ))`;
 }
 
-function catalogueItemOf(row: {
-  name: string;
-  description: string;
-  version: string;
-  tags: string[];
-  digest: string;
-  updatedAt: Date | string;
-  tokensDescription: number;
-  tokensBody: number;
-  frontmatter: Record<string, unknown>;
-  scanVerdict: string | null;
-  versionId: string;
-  totalSize: number;
-}): CatalogueItem {
+/** The columns of a catalogue item after the name (RawCatalogueRow), for the statements that read items. */
+function itemColumns(): SQL {
+  return sql`${skillVersions.description} as description,
+    ${skillVersions.version} as version, ${skillVersions.digest} as digest,
+    ${distTags.updatedAt} as updated_at, ${skillVersions.tokensDescription} as tokens_description,
+    ${skillVersions.tokensBody} as tokens_body, ${skillVersions.frontmatter} as frontmatter,
+    ${skillVersions.scanVerdict} as scan_verdict, ${tagsOfVersion()} as tags,
+    ${skillVersions.id} as version_id, ${skillVersions.totalSize} as total_size`;
+}
+
+function catalogueItemOf(row: RawCatalogueRow): CatalogueItem {
   return {
     name: row.name,
     description: row.description,
     version: row.version,
     tags: row.tags,
     digest: row.digest,
-    updatedAt: new Date(row.updatedAt),
-    tokens: { description: row.tokensDescription, body: row.tokensBody },
+    updatedAt: new Date(row.updated_at),
+    tokens: { description: Number(row.tokens_description), body: Number(row.tokens_body) },
     frontmatter: row.frontmatter,
-    scan: row.scanVerdict === null ? null : { verdict: row.scanVerdict as Verdict },
-    versionId: row.versionId,
-    totalSize: row.totalSize,
-  };
-}
-
-/** The columns of one catalogue row; `tags` lists the dist-tags on the row's version. */
-function catalogueColumns(tagsOfVersion: SQL<string[]>) {
-  return {
-    name: skills.name,
-    description: skillVersions.description,
-    version: skillVersions.version,
-    digest: skillVersions.digest,
-    updatedAt: distTags.updatedAt,
-    tokensDescription: skillVersions.tokensDescription,
-    tokensBody: skillVersions.tokensBody,
-    frontmatter: skillVersions.frontmatter,
-    scanVerdict: skillVersions.scanVerdict,
-    tags: tagsOfVersion,
-    versionId: skillVersions.id,
-    totalSize: skillVersions.totalSize,
+    scan: row.scan_verdict === null ? null : { verdict: row.scan_verdict as Verdict },
+    versionId: row.version_id,
+    totalSize: Number(row.total_size),
   };
 }
 
