@@ -140,7 +140,7 @@ export class SkillListing {
   private async visiblePage(scope: Scope, query: ListingQuery): Promise<ListingPage> {
     const page = await this.unfiltered(scope, query);
     const visible = VISIBLE[query.audience ?? 'everyone'];
-    return { items: page.items.filter((item) => visible(item.frontmatter)), nextCursor: page.nextCursor };
+    return { items: page.items.filter((item) => visible(item.invocation)), nextCursor: page.nextCursor };
   }
 
   private unfiltered(scope: Scope, { q: words, tag, limit, cursor }: ListingQuery): Promise<ListingPage> {

@@ -22,7 +22,12 @@ export interface CatalogueItem {
   digest: string;
   updatedAt: Date;
   tokens: { description: number; body: number };
-  frontmatter: Record<string, unknown>;
+  /**
+   * The frontmatter keys that decide who may invoke the skill (`disable-model-invocation`,
+   * `user-invocable`), where set: all a listing reads of the frontmatter, whose copy of the description
+   * would double what a page reads.
+   */
+  invocation: Record<string, unknown>;
   /** The version's scan verdict (pass or warn; block only once an admin released it); null before scanning. */
   scan: { verdict: Verdict } | null;
   /** The version's row id (for what is stored per version, such as archives). */
@@ -66,7 +71,7 @@ interface RawCatalogueRow {
   updated_at: Date | string;
   tokens_description: number | string;
   tokens_body: number | string;
-  frontmatter: Record<string, unknown>;
+  invocation: Record<string, unknown>;
   tags: string[];
   scan_verdict: string | null;
   version_id: string;
@@ -472,12 +477,20 @@ function tagsOfVersion(): SQL<string[]> {
   ))`;
 }
 
+/** CatalogueItem.invocation: the frontmatter's invocation keys that are set. */
+function invocationKeys(): SQL {
+  return sql`jsonb_strip_nulls(jsonb_build_object(
+    'disable-model-invocation', ${skillVersions.frontmatter} -> 'disable-model-invocation',
+    'user-invocable', ${skillVersions.frontmatter} -> 'user-invocable'
+  ))`;
+}
+
 /** The columns of a catalogue item after the name (RawCatalogueRow), for the statements that read items. */
 function itemColumns(): SQL {
   return sql`${skillVersions.description} as description,
     ${skillVersions.version} as version, ${skillVersions.digest} as digest,
     ${distTags.updatedAt} as updated_at, ${skillVersions.tokensDescription} as tokens_description,
-    ${skillVersions.tokensBody} as tokens_body, ${skillVersions.frontmatter} as frontmatter,
+    ${skillVersions.tokensBody} as tokens_body, ${invocationKeys()} as invocation,
     ${skillVersions.scanVerdict} as scan_verdict, ${tagsOfVersion()} as tags,
     ${skillVersions.id} as version_id, ${skillVersions.totalSize} as total_size`;
 }
@@ -491,7 +504,7 @@ function catalogueItemOf(row: RawCatalogueRow): CatalogueItem {
     digest: row.digest,
     updatedAt: new Date(row.updated_at),
     tokens: { description: Number(row.tokens_description), body: Number(row.tokens_body) },
-    frontmatter: row.frontmatter,
+    invocation: row.invocation,
     scan: row.scan_verdict === null ? null : { verdict: row.scan_verdict as Verdict },
     versionId: row.version_id,
     totalSize: Number(row.total_size),
