@@ -500,10 +500,10 @@ export function catalogueWireItem(item: ListedSkill): z.output<typeof catalogueI
     tags: item.tags,
     digest: item.digest,
     updatedAt: item.updatedAt.toISOString(),
-    tokens: { description: item.tokens.description, body: item.tokens.body },
+    tokens: item.tokens,
     // JSON leaves out what is undefined, as the schema leaves out an absent optional field.
     match: item.match,
     namespace: item.namespace,
-    scan: item.scan === null ? null : { verdict: item.scan.verdict },
+    scan: item.scan,
   };
 }

@@ -207,10 +207,7 @@ export class CatalogueRepository {
       limit: query.limit + 1,
     });
     const nextCursor = rows.length > query.limit ? encodeCatalogueCursor(rows[query.limit - 1]!.name) : null;
-    const items: CatalogueItem[] = [];
-    for (const row of rows.slice(0, query.limit)) items.push(catalogueItemOf(row));
-    releaseRows(rows);
-    return { items, nextCursor };
+    return { items: rows.slice(0, query.limit).map(catalogueItemOf), nextCursor };
   }
 
   /** The catalogue items of the named skills under a tag, in no particular order (absent ones left out). */
