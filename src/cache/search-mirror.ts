@@ -1,12 +1,6 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { DEFAULT_NAMESPACE } from '../domain/scope.js';
-import {
-  ANALYZER_VERSION,
-  encodeTerms,
-  isCurrentTerms,
-  searchDocument,
-  visitStoredTerms,
-} from '../search/document.js';
+import { ANALYZER_VERSION, encodeTerms, isCurrentTerms, searchDocument } from '../search/document.js';
 import { SearchIndex } from '../search/search-index.js';
 import { LATEST } from '../storage/records.js';
 import type { SearchRepository, SearchRow } from '../storage/search-repository.js';
@@ -133,7 +127,7 @@ export class SearchMirror {
       if (row.disableModelInvocation === null) flagged.delete(row.name);
       else flagged.set(row.name, row.disableModelInvocation);
       if (stored !== null && isCurrentTerms(stored)) {
-        index.putTerms(row.name, (visit) => visitStoredTerms(stored, visit), version);
+        index.putStored(row.name, stored, version);
         continue;
       }
       const { terms } = searchDocument({

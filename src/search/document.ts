@@ -91,25 +91,6 @@ export function isCurrentTerms(encoded: string): boolean {
   return encoded.startsWith(`${ANALYZER_VERSION}\n`);
 }
 
-/** Visits each (field, term, count) of a current stored form, without building maps (a large build). */
-export function visitStoredTerms(encoded: string, visit: TermVisitor): void {
-  let field = -1;
-  let at = encoded.indexOf('\n') + 1;
-  field = 0;
-  while (at < encoded.length && field < FIELDS.length) {
-    let end = at;
-    while (end < encoded.length && encoded.charCodeAt(end) !== 32 && encoded.charCodeAt(end) !== 10) end++;
-    if (end > at) {
-      const pair = encoded.slice(at, end);
-      const colon = pair.lastIndexOf(':');
-      if (colon < 0) visit(field, pair, 1);
-      else visit(field, pair.slice(0, colon), Number(pair.slice(colon + 1)) || 1);
-    }
-    if (encoded.charCodeAt(end) === 10) field++;
-    at = end + 1;
-  }
-}
-
 function encodeFields(terms: FieldTerms): string {
   return FIELDS.map((field) => {
     const pairs: string[] = [];

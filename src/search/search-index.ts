@@ -21,7 +21,7 @@ import {
 } from './postings.js';
 import { type QueryTerm, queryTerms, requestWeight, type TermSource, uniqueTerms } from './query-terms.js';
 import { SpellingBuckets } from './spelling.js';
-import { TermDictionary } from './term-dictionary.js';
+import { extendTermHash, TERM_HASH_START, TermDictionary } from './term-dictionary.js';
 import { bestByKey, kthHighest } from './top-k.js';
 
 /**
@@ -200,8 +200,51 @@ export class SearchIndex implements TermSource {
     );
   }
 
-  /** Adds a skill from its terms as `terms` visits them (a stored form, say), replacing its name's. */
+  /** Adds a skill from its terms as `terms` visits them, replacing its name's. */
   putTerms(name: string, terms: (visit: TermVisitor) => void, version?: string): void {
+    const slot = this.newSlot(name, version);
+    terms((f, term, count) => this.post(slot, f, count, term, 0, term.length));
+    this.counted(slot);
+  }
+
+  /**
+   * Adds a skill from its stored terms (document.ts encodeTerms, of the current analyzer version),
+   * replacing its name's. Terms are looked up where they stand in `stored`: a start reads a large
+   * catalogue's hundreds of millions of them without a string for each.
+   */
+  putStored(name: string, stored: string, version?: string): void {
+    const slot = this.newSlot(name, version);
+    const end = stored.length;
+    let field = 0;
+    let at = stored.indexOf('\n') + 1;
+    while (at < end && field < FIELDS.length) {
+      // One pass over the pair: where it ends, its last colon, and the hash of the term before it.
+      let pairEnd = at;
+      let colon = -1;
+      let hash = TERM_HASH_START;
+      let termHash = 0;
+      for (; pairEnd < end; pairEnd++) {
+        const code = stored.charCodeAt(pairEnd);
+        if (code === SPACE || code === NEWLINE) break;
+        if (code === COLON) {
+          colon = pairEnd;
+          termHash = hash;
+        }
+        hash = extendTermHash(hash, code);
+      }
+      if (pairEnd > at) {
+        const count = colon < 0 ? 1 : storedCount(stored, colon + 1, pairEnd);
+        if (colon < 0) this.post(slot, field, count, stored, at, pairEnd, hash >>> 0);
+        else this.post(slot, field, count, stored, at, colon, termHash >>> 0);
+      }
+      if (stored.charCodeAt(pairEnd) === NEWLINE) field++;
+      at = pairEnd + 1;
+    }
+    this.counted(slot);
+  }
+
+  /** Numbers a new slot for `name`, after removing what the index held under it. */
+  private newSlot(name: string, version: string | undefined): number {
     this.remove(name);
     if (this.names.length >= MAX_SLOTS) this.compact();
     const slot = this.names.length;
@@ -214,26 +257,47 @@ export class SearchIndex implements TermSource {
       lengths.set(this.lengths);
       this.lengths = lengths;
     }
-    const base = slot * FIELDS.length;
+    return slot;
+  }
+
+  /**
+   * Counts the term `text` spells from `start` to `end` `count` times in field `f` of the newest slot.
+   * A term in several fields of the skill joins its counts into one posting: the slot's, which is the
+   * term's last one once the first field gave it (no map of the skill's terms to merge them).
+   */
+  private post(
+    slot: number,
+    f: number,
+    count: number,
+    text: string,
+    start: number,
+    end: number,
+    hash?: number,
+  ): void {
+    const at = slot * FIELDS.length + f;
+    this.lengths[at] = Math.min(this.lengths[at]! + count, MAX_FIELD_LENGTH);
+    const bits = Math.min(count, MASK[f]!) << SHIFT[f]!;
     const dictionary = this.dictionary;
-    // A term in several fields of the skill joins its counts into one posting: the slot's, which is
-    // the term's last one once the first field gave it (no map of the skill's terms to merge them).
-    terms((f, term, count) => {
-      this.lengths[base + f] = Math.min(this.lengths[base + f]! + count, MAX_FIELD_LENGTH);
-      const bits = Math.min(count, MASK[f]!) << SHIFT[f]!;
-      const held = dictionary.get(term);
-      if (held === undefined) {
-        this.spelling.add(term, dictionary.set(term, Postings.word(slot, bits)));
-      } else if (typeof held === 'number') {
-        if (held >>> COUNT_BITS === slot) dictionary.set(term, (held | bits) >>> 0);
-        else {
-          const postings = Postings.of(held);
-          postings.push(slot, bits);
-          dictionary.set(term, postings);
-        }
-      } else held.add(slot, bits);
-    });
-    for (let f = 0; f < FIELDS.length; f++) this.totals[f]! += this.lengths[base + f]!;
+    let id = dictionary.idOf(text, start, end, hash);
+    if (id < 0) {
+      id = dictionary.add(text, start, end, hash);
+      dictionary.setValue(id, Postings.word(slot, bits));
+      this.spelling.add(start === 0 && end === text.length ? text : dictionary.termOf(id), id);
+      return;
+    }
+    const held = dictionary.valueOf(id);
+    if (typeof held !== 'number') held.add(slot, bits);
+    else if (held >>> COUNT_BITS === slot) dictionary.setValue(id, (held | bits) >>> 0);
+    else {
+      const postings = Postings.of(held);
+      postings.push(slot, bits);
+      dictionary.setValue(id, postings);
+    }
+  }
+
+  /** Adds the newest slot's field lengths to the totals (the average lengths BM25F normalises by). */
+  private counted(slot: number): void {
+    for (let f = 0; f < FIELDS.length; f++) this.totals[f]! += this.lengths[slot * FIELDS.length + f]!;
   }
 
   remove(name: string): void {
@@ -584,6 +648,24 @@ function spellingOf(dictionary: TermDictionary): SpellingBuckets {
   let id = 0;
   for (const term of dictionary.keys()) spelling.add(term, id++);
   return spelling;
+}
+
+const SPACE = 32;
+const NEWLINE = 10;
+const COLON = 58;
+
+/**
+ * A stored count (the digits from `start` to `end`), as decodeTerms reads it: 1 when it is not a
+ * positive number.
+ */
+function storedCount(stored: string, start: number, end: number): number {
+  let count = 0;
+  for (let at = start; at < end; at++) {
+    const digit = stored.charCodeAt(at) - 48;
+    if (digit < 0 || digit > 9) return 1;
+    count = count * 10 + digit;
+  }
+  return count || 1;
 }
 
 /** BM25's inverse document frequency of a term `df` of `slots` skills hold. */

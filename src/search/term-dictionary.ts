@@ -9,7 +9,7 @@ import type { Postings } from './postings.js';
  * every full garbage collection marks again. Here a term's UTF-16 code units sit in one growing array
  * (its id is its position in the order terms arrived), an open-addressing table of ids finds a term
  * by FNV-1a of its code units, and a term's one posting word is a slot in a Uint32Array; only terms
- * with postings objects are in a map, by id. Terms are never removed one by one: the index compacts
+ * with postings objects are in an array of them. Terms are never removed one by one: the index compacts
  * into a new dictionary instead.
  */
 export class TermDictionary {
@@ -17,11 +17,15 @@ export class TermDictionary {
   private units: Uint16Array<ArrayBuffer> = new Uint16Array(1024);
   /** Where term `id`'s code units start; term `id` ends where term `id + 1` starts. */
   private starts = new Uint32Array(MIN_TERMS + 1);
-  /** Term `id`'s one posting word, while it has one posting (no entry in `lists`). */
+  /**
+   * Term `id`'s one posting word while it has one posting; once it has postings in `lists`, their
+   * position there (an array read, where a map by id cost a hash lookup for every common term).
+   */
   private words = new Uint32Array(MIN_TERMS);
-  /** 1 where term `id` has postings in `lists` (no map lookup for the many with one posting). */
+  /** 1 where term `id` has postings in `lists`. */
   private listed = new Uint8Array(MIN_TERMS);
-  private readonly lists = new Map<number, Postings>();
+  /** Postings of the terms that have more than one (a hole where a term went back to one posting). */
+  private readonly lists: (Postings | undefined)[] = [];
   /** id + 1 per cell, 0 for an empty cell; at most half the cells are used. */
   private cells = new Int32Array(MIN_CELLS);
   private count = 0;
@@ -32,23 +36,65 @@ export class TermDictionary {
 
   /** What the dictionary holds for `term`: its postings, its one posting word, or undefined. */
   get(term: string): Postings | number | undefined {
-    const id = this.idOf(term);
+    const id = this.idOf(term, 0, term.length);
     return id < 0 ? undefined : this.valueOf(id);
   }
 
   /** Holds `value` for `term` (adding the term when new); answers the term's id. */
   set(term: string, value: Postings | number): number {
-    let id = this.idOf(term);
-    if (id < 0) id = this.add(term);
+    let id = this.idOf(term, 0, term.length);
+    if (id < 0) id = this.add(term, 0, term.length);
+    this.setValue(id, value);
+    return id;
+  }
+
+  /**
+   * The id of the term `text` spells from `start` to `end`, or -1 when it is not held: a build reads
+   * terms out of their stored form this way, without a string for each.
+   */
+  idOf(text: string, start: number, end: number, hash = hashOf(text, start, end)): number {
+    const cells = this.cells;
+    const mask = cells.length - 1;
+    for (let at = hash & mask; ; at = (at + 1) & mask) {
+      const cell = cells[at]!;
+      if (cell === 0) return -1;
+      if (this.holds(cell - 1, text, start, end)) return cell - 1;
+    }
+  }
+
+  /** Adds the term `text` spells from `start` to `end` (not held yet); answers its id. */
+  add(text: string, start: number, end: number, hash = hashOf(text, start, end)): number {
+    const id = this.count;
+    if (id + 1 >= this.words.length) this.growTerms();
+    const from = this.starts[id]!;
+    const to = from + end - start;
+    if (to > this.units.length) this.units = grown(this.units, to);
+    for (let i = start; i < end; i++) this.units[from + i - start] = text.charCodeAt(i);
+    this.starts[id + 1] = to;
+    this.count += 1;
+    if (this.count * 2 > this.cells.length) this.rehash(this.cells.length * 2);
+    else this.place(id, hash);
+    return id;
+  }
+
+  /** What is held for term `id`: its postings, or its one posting word. */
+  valueOf(id: number): Postings | number {
+    return this.listed[id] === 1 ? this.lists[this.words[id]!]! : this.words[id]!;
+  }
+
+  /** Holds `value` for term `id`. */
+  setValue(id: number, value: Postings | number): void {
     if (typeof value === 'number') {
-      if (this.listed[id] === 1) this.lists.delete(id);
+      if (this.listed[id] === 1) this.lists[this.words[id]!] = undefined;
       this.listed[id] = 0;
       this.words[id] = value;
+    } else if (this.listed[id] === 1) {
+      this.lists[this.words[id]!] = value;
     } else {
       this.listed[id] = 1;
-      this.lists.set(id, value);
+      this.words[id] = this.lists.length;
+      this.lists.push(value);
     }
-    return id;
   }
 
   /** Each term with what is held for it, in the order the terms arrived. */
@@ -71,46 +117,18 @@ export class TermDictionary {
     return arrays.reduce((sum, array) => sum + array.byteLength, 0);
   }
 
-  private valueOf(id: number): Postings | number {
-    return this.listed[id] === 1 ? this.lists.get(id)! : this.words[id]!;
-  }
-
   /** The term held under `id` (ids are 0 to size - 1, in the order terms arrived). */
   termOf(id: number): string {
     return String.fromCharCode(...this.units.subarray(this.starts[id]!, this.starts[id + 1]!));
   }
 
-  private idOf(term: string): number {
-    const cells = this.cells;
-    const mask = cells.length - 1;
-    for (let at = hashOf(term) & mask; ; at = (at + 1) & mask) {
-      const cell = cells[at]!;
-      if (cell === 0) return -1;
-      if (this.holds(cell - 1, term)) return cell - 1;
-    }
-  }
-
-  /** Whether term `id` is `term`, comparing code units. */
-  private holds(id: number, term: string): boolean {
-    const start = this.starts[id]!;
-    if (this.starts[id + 1]! - start !== term.length) return false;
+  /** Whether term `id` is what `text` spells from `start` to `end`, comparing code units. */
+  private holds(id: number, text: string, start: number, end: number): boolean {
+    const from = this.starts[id]!;
+    if (this.starts[id + 1]! - from !== end - start) return false;
     const units = this.units;
-    for (let i = 0; i < term.length; i++) if (units[start + i] !== term.charCodeAt(i)) return false;
+    for (let i = start; i < end; i++) if (units[from + i - start] !== text.charCodeAt(i)) return false;
     return true;
-  }
-
-  private add(term: string): number {
-    const id = this.count;
-    if (id + 1 >= this.words.length) this.growTerms();
-    const start = this.starts[id]!;
-    const end = start + term.length;
-    if (end > this.units.length) this.units = grown(this.units, end);
-    for (let i = 0; i < term.length; i++) this.units[start + i] = term.charCodeAt(i);
-    this.starts[id + 1] = end;
-    this.count += 1;
-    if (this.count * 2 > this.cells.length) this.rehash(this.cells.length * 2);
-    else this.place(id, hashOf(term));
-    return id;
   }
 
   private place(id: number, hash: number): void {
@@ -125,9 +143,9 @@ export class TermDictionary {
     this.cells = new Int32Array(size);
     const units = this.units;
     for (let id = 0; id < this.count; id++) {
-      let hash = FNV_OFFSET;
+      let hash = TERM_HASH_START;
       for (let at = this.starts[id]!; at < this.starts[id + 1]!; at++)
-        hash = Math.imul(hash ^ units[at]!, FNV_PRIME);
+        hash = extendTermHash(hash, units[at]!);
       this.place(id, hash >>> 0);
     }
   }
@@ -160,13 +178,19 @@ export class TermDictionary {
 
 const MIN_TERMS = 64;
 const MIN_CELLS = 128;
-const FNV_OFFSET = 0x811c9dc5;
-const FNV_PRIME = 0x01000193;
+/**
+ * A term's hash is FNV-1a over its UTF-16 code units: TERM_HASH_START extended by each unit, then
+ * `>>> 0` (a reader of stored terms hashes a term as it scans for the term's end).
+ */
+export const TERM_HASH_START = 0x811c9dc5;
 
-/** FNV-1a over the term's UTF-16 code units (as rehash() computes it over the stored ones). */
-function hashOf(term: string): number {
-  let hash = FNV_OFFSET;
-  for (let i = 0; i < term.length; i++) hash = Math.imul(hash ^ term.charCodeAt(i), FNV_PRIME);
+export function extendTermHash(hash: number, unit: number): number {
+  return Math.imul(hash ^ unit, 0x01000193);
+}
+
+function hashOf(text: string, start: number, end: number): number {
+  let hash = TERM_HASH_START;
+  for (let i = start; i < end; i++) hash = extendTermHash(hash, text.charCodeAt(i));
   return hash >>> 0;
 }
 

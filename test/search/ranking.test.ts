@@ -10,7 +10,6 @@ import {
   isCurrentTerms,
   type SearchableSkill,
   searchDocument,
-  visitStoredTerms,
 } from '../../src/search/document.js';
 import { SearchIndex } from '../../src/search/search-index.js';
 
@@ -415,7 +414,7 @@ describe('stored terms', () => {
     for (const skill of CATALOGUE) {
       const stored = encodeTerms(searchDocument(skill).terms);
       expect(isCurrentTerms(stored)).toBe(true);
-      fromStored.putTerms(skill.name, (visit) => visitStoredTerms(stored, visit));
+      fromStored.putStored(skill.name, stored);
     }
     for (const query of [
       'fix failing github checks',
@@ -426,5 +425,21 @@ describe('stored terms', () => {
       expect(fromStored.search(query, { limit: 5 })).toEqual(fromDocuments.search(query, { limit: 5 }));
     }
     expect(fromStored.stats()).toEqual(fromDocuments.stats());
+  });
+  it('reads counts of several digits, bad counts as 1 and empty fields from the stored form', () => {
+    // name: "deploy"; description: "deploy" twice; headings: none; body: "deploy" 12 times and
+    // "canary" with a count that is not a number (read as 1, as decodeTerms reads it).
+    const stored = `${encodeTerms({ name: new Map(), description: new Map(), headings: new Map(), body: new Map() }).split('\n')[0]}\ndeploy\ndeploy:2\n\ndeploy:12 canary:x`;
+    const fromStored = new SearchIndex();
+    fromStored.putStored('deploy-helper', stored);
+    const fromDecoded = new SearchIndex();
+    fromDecoded.put({ name: 'deploy-helper', terms: decodeTerms(stored)! });
+    expect(fromStored.stats()).toEqual(fromDecoded.stats());
+    for (const term of ['deploy', 'canary']) {
+      expect(fromStored.postingsOf(term)!.at(0)).toBe(fromDecoded.postingsOf(term)!.at(0));
+    }
+    expect(fromStored.search('deploy canary', { limit: 1 })).toEqual(
+      fromDecoded.search('deploy canary', { limit: 1 }),
+    );
   });
 });
