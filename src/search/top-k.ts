@@ -8,7 +8,7 @@
 export function bestByKey(
   candidates: ArrayLike<number>,
   k: number,
-  keys: Float64Array,
+  keys: Float64Array | Float32Array,
   stride: number,
   offset: number,
   better: (a: number, b: number) => boolean,
