@@ -461,18 +461,17 @@ export class SearchIndex implements TermSource {
     // In the same pass, the number the ranking compares first (bestByKey) takes the place of the
     // request weight matched, not needed any more: the score, and below every other skill's (-1 to 0)
     // for a skill matched by translations alone.
-    const rankKey = (slot: number) => {
+    // The final score (the coverage factor; learned loads) and the key ranked by are made as the
+    // ranking reads each skill: one pass over the skills found, not one more before it.
+    const learnedCount = learned?.size ?? 0;
+    const learnedBoosts = learnedCount > 0 ? [...learned!.values()] : [];
+    const finish = (slot: number, at: number) => {
+      if (totalIdf > 0) sums[2 * slot]! *= Math.sqrt(sums[2 * slot + 1]! / totalIdf);
+      // The learned skills come first among those found, in the order of `learned`.
+      if (at < learnedCount) sums[2 * slot]! += learnedBoosts[at]!.boost;
       const score = sums[2 * slot]!;
       sums[2 * slot + 1] = isTouched[slot] === LONE_TRANSLATION ? -1 / (1 + score) : score;
     };
-    for (const slot of touched) {
-      if (totalIdf > 0) sums[2 * slot]! *= Math.sqrt(sums[2 * slot + 1]! / totalIdf);
-      rankKey(slot);
-    }
-    for (const [slot, { boost }] of learned ?? []) {
-      sums[2 * slot]! += boost;
-      rankKey(slot);
-    }
     const accept = options.accept;
     const ranked = bestByKey(
       touched,
@@ -485,6 +484,7 @@ export class SearchIndex implements TermSource {
         (isTouched[x] === isTouched[y] &&
           (sums[2 * x]! > sums[2 * y]! || (sums[2 * x] === sums[2 * y] && names[x]! < names[y]!))),
       (slot) => names[slot] !== undefined && (accept?.(names[slot]!) ?? true),
+      finish,
     );
     const hits = ranked.map((slot) => ({
       name: this.names[slot]!,
@@ -492,10 +492,16 @@ export class SearchIndex implements TermSource {
       matched: literal ? [] : this.explain(slot, terms),
       learned: learned?.get(slot)?.words ?? [],
     }));
-    for (const slot of touched) {
-      sums[2 * slot] = 0;
-      sums[2 * slot + 1] = 0;
-      isTouched[slot] = 0;
+    if (touchedCount * 8 > slots) {
+      // Most of the index found (common words): zeroing the arrays whole beats visiting each slot.
+      sums.fill(0);
+      isTouched.fill(0);
+    } else {
+      for (const slot of touched) {
+        sums[2 * slot] = 0;
+        sums[2 * slot + 1] = 0;
+        isTouched[slot] = 0;
+      }
     }
     return hits;
   }

@@ -3,7 +3,9 @@
  * number ranks the candidates first, `keys[candidate * stride + offset]`, higher better, and `better`
  * (which must agree with the keys) decides only between equal keys: ranking hundreds of thousands of
  * candidates, one below the worst kept costs a comparison of two numbers rather than a call. `admit`
- * (a filter that may cost more) is asked only of candidates that would be kept.
+ * (a filter that may cost more) is asked only of candidates that would be kept. `prepare`, when
+ * given, is called with each candidate (and its position) just before its key is read: a caller that
+ * computes the keys does it in the same pass over many candidates, not in one of its own before.
  */
 export function bestByKey(
   candidates: ArrayLike<number>,
@@ -13,11 +15,13 @@ export function bestByKey(
   offset: number,
   better: (a: number, b: number) => boolean,
   admit: (candidate: number) => boolean,
+  prepare?: (candidate: number, at: number) => void,
 ): number[] {
   const heap: number[] = [];
   if (k <= 0) return heap;
   for (let at = 0; at < candidates.length; at++) {
     const candidate = candidates[at]!;
+    prepare?.(candidate, at);
     if (heap.length === k) {
       const key = keys[candidate * stride + offset]!;
       const worst = keys[heap[0]! * stride + offset]!;
