@@ -1,4 +1,5 @@
 import { analyze, splitBody } from './analyze.js';
+import { extendTermHash, TERM_HASH_START } from './term-dictionary.js';
 
 /** The fields a skill is searched by, in the order their term counts are packed (search-index.ts). */
 export const FIELDS = ['name', 'description', 'headings', 'body'] as const;
@@ -89,6 +90,56 @@ export type TermVisitor = (field: number, term: string, count: number) => void;
 /** Whether a stored form was made by this analyzer version (else the text is analysed again). */
 export function isCurrentTerms(encoded: string): boolean {
   return encoded.startsWith(`${ANALYZER_VERSION}\n`);
+}
+
+/**
+ * Visits each (field, term, count) of a current stored form where it stands: the term is `stored` from
+ * `start` to `end`, with its FNV-1a hash (term-dictionary.ts), so a large build makes no string per
+ * term. One pass over each pair finds its end, its last colon and the term's hash.
+ */
+export function forEachStoredTerm(
+  stored: string,
+  visit: (field: number, start: number, end: number, hash: number, count: number) => void,
+): void {
+  const end = stored.length;
+  let field = 0;
+  let at = stored.indexOf('\n') + 1;
+  while (at < end && field < FIELDS.length) {
+    let pairEnd = at;
+    let colon = -1;
+    let hash = TERM_HASH_START;
+    let termHash = 0;
+    for (; pairEnd < end; pairEnd++) {
+      const code = stored.charCodeAt(pairEnd);
+      if (code === SPACE || code === NEWLINE) break;
+      if (code === COLON) {
+        colon = pairEnd;
+        termHash = hash;
+      }
+      hash = extendTermHash(hash, code);
+    }
+    if (pairEnd > at) {
+      if (colon < 0) visit(field, at, pairEnd, hash >>> 0, 1);
+      else visit(field, at, colon, termHash >>> 0, storedCount(stored, colon + 1, pairEnd));
+    }
+    if (stored.charCodeAt(pairEnd) === NEWLINE) field++;
+    at = pairEnd + 1;
+  }
+}
+
+const SPACE = 32;
+const NEWLINE = 10;
+const COLON = 58;
+
+/** A stored count (the digits from `start` to `end`), as decodeTerms reads it: 1 when not a positive number. */
+function storedCount(stored: string, start: number, end: number): number {
+  let count = 0;
+  for (let at = start; at < end; at++) {
+    const digit = stored.charCodeAt(at) - 48;
+    if (digit < 0 || digit > 9) return 1;
+    count = count * 10 + digit;
+  }
+  return count || 1;
 }
 
 function encodeFields(terms: FieldTerms): string {

@@ -1,12 +1,15 @@
-import type { AnalyzedWord } from './analyze.js';
-import { FIELDS, type Field, type SearchDocument, type TermVisitor } from './document.js';
+import { compacted } from './compaction.js';
+import { FIELDS, type Field, forEachStoredTerm, type SearchDocument, type TermVisitor } from './document.js';
 import {
+  codeLength,
   DEFAULT_WEIGHTS,
   type FieldWeights,
+  idfOf,
   LENGTH_BITS,
+  lengthCode,
   lengthFactors,
-  MAX_FIELD_LENGTH,
 } from './field-weights.js';
+import { learnedBoosts } from './learned-boosts.js';
 import { NameSlots } from './name-slots.js';
 import {
   COUNT_BITS,
@@ -20,8 +23,8 @@ import {
   SHIFT,
 } from './postings.js';
 import { type QueryTerm, queryTerms, requestWeight, type TermSource, uniqueTerms } from './query-terms.js';
-import { SpellingBuckets } from './spelling.js';
-import { extendTermHash, TERM_HASH_START, TermDictionary } from './term-dictionary.js';
+import { spellingOf } from './spelling.js';
+import { TermDictionary } from './term-dictionary.js';
 import { bestByKey, kthHighest } from './top-k.js';
 
 /**
@@ -89,9 +92,6 @@ const ABOVE_BODY_BITS = (1 << SHIFT[3]) - 1;
 /** A posting's name and description counts (a literal search reads those fields only). */
 const NAME_OR_DESCRIPTION_BITS = (1 << SHIFT[2]) - 1;
 
-/** How much one word's learned loads count, against the word's weight in a field match (about 1-2). */
-const LEARNED_WEIGHT = 0.25;
-
 export class SearchIndex implements TermSource {
   /**
    * Postings by term. Most terms of a large catalogue occur in one skill: theirs is held as its one
@@ -102,8 +102,10 @@ export class SearchIndex implements TermSource {
   private names: (string | undefined)[] = [];
   /** By slot: the version of the skill its terms are of, when the owner gave one (version strings shared). */
   private versions: (string | undefined)[] = [];
-  /** By slot: field lengths in terms (at most MAX_FIELD_LENGTH), FIELDS.length per slot. */
-  private lengths = new Uint16Array(64);
+  /** By slot: field lengths in terms as codes (field-weights.ts lengthCode), FIELDS.length per slot. */
+  private lengths = new Uint8Array(64);
+  /** The slot being put's field lengths, exact until counted() codes them. */
+  private readonly putLengths = new Float64Array(FIELDS.length);
   private readonly slotOf = new NameSlots((slot) => this.names[slot]);
   private readonly totals = new Float64Array(FIELDS.length);
   private dead = 0;
@@ -216,32 +218,9 @@ export class SearchIndex implements TermSource {
    */
   putStored(name: string, stored: string, version?: string): void {
     const slot = this.newSlot(name, version);
-    const end = stored.length;
-    let field = 0;
-    let at = stored.indexOf('\n') + 1;
-    while (at < end && field < FIELDS.length) {
-      // One pass over the pair: where it ends, its last colon, and the hash of the term before it.
-      let pairEnd = at;
-      let colon = -1;
-      let hash = TERM_HASH_START;
-      let termHash = 0;
-      for (; pairEnd < end; pairEnd++) {
-        const code = stored.charCodeAt(pairEnd);
-        if (code === SPACE || code === NEWLINE) break;
-        if (code === COLON) {
-          colon = pairEnd;
-          termHash = hash;
-        }
-        hash = extendTermHash(hash, code);
-      }
-      if (pairEnd > at) {
-        const count = colon < 0 ? 1 : storedCount(stored, colon + 1, pairEnd);
-        if (colon < 0) this.post(slot, field, count, stored, at, pairEnd, hash >>> 0);
-        else this.post(slot, field, count, stored, at, colon, termHash >>> 0);
-      }
-      if (stored.charCodeAt(pairEnd) === NEWLINE) field++;
-      at = pairEnd + 1;
-    }
+    forEachStoredTerm(stored, (f, start, end, hash, count) =>
+      this.post(slot, f, count, stored, start, end, hash),
+    );
     this.counted(slot);
   }
 
@@ -255,7 +234,7 @@ export class SearchIndex implements TermSource {
     this.versions.push(version);
     this.slotOf.set(name, slot);
     if (this.lengths.length < (slot + 1) * FIELDS.length) {
-      const lengths = new Uint16Array(grownSize(this.lengths.length, (slot + 1) * FIELDS.length));
+      const lengths = new Uint8Array(grownSize(this.lengths.length, (slot + 1) * FIELDS.length));
       lengths.set(this.lengths);
       this.lengths = lengths;
     }
@@ -276,8 +255,7 @@ export class SearchIndex implements TermSource {
     end: number,
     hash?: number,
   ): void {
-    const at = slot * FIELDS.length + f;
-    this.lengths[at] = Math.min(this.lengths[at]! + count, MAX_FIELD_LENGTH);
+    this.putLengths[f]! += count;
     const bits = Math.min(count, MASK[f]!) << SHIFT[f]!;
     const dictionary = this.dictionary;
     let id = dictionary.idOf(text, start, end, hash);
@@ -299,7 +277,13 @@ export class SearchIndex implements TermSource {
 
   /** Adds the newest slot's field lengths to the totals (the average lengths BM25F normalises by). */
   private counted(slot: number): void {
-    for (let f = 0; f < FIELDS.length; f++) this.totals[f]! += this.lengths[slot * FIELDS.length + f]!;
+    // Averages count the lengths as coded, so a removal takes off exactly what was added.
+    for (let f = 0; f < FIELDS.length; f++) {
+      const code = lengthCode(this.putLengths[f]!);
+      this.lengths[slot * FIELDS.length + f] = code;
+      this.totals[f]! += codeLength(code);
+      this.putLengths[f] = 0;
+    }
   }
 
   remove(name: string): void {
@@ -310,7 +294,7 @@ export class SearchIndex implements TermSource {
     this.versions[slot] = undefined;
     this.dead += 1;
     FIELDS.forEach((_, f) => {
-      this.totals[f]! -= this.lengths[slot * FIELDS.length + f]!;
+      this.totals[f]! -= codeLength(this.lengths[slot * FIELDS.length + f]!);
     });
     if (this.dead > 64 && this.dead * 4 > this.names.length) this.compact();
   }
@@ -322,7 +306,13 @@ export class SearchIndex implements TermSource {
     const slots = this.slots;
     const literal = options.literal === true;
     const terms = queryTerms(words, query, this, literal);
-    const learned = options.learned ? this.learnedBoosts(words, options.learned) : undefined;
+    const learned = options.learned
+      ? learnedBoosts(words, options.learned, {
+          slots,
+          slotOf: (name) => this.slotOf.get(name),
+          df: (term) => this.postingsOf(term)?.df ?? 0,
+        })
+      : undefined;
     if (terms.length === 0 && !learned) return [];
     // (Only a request with translations has anything to sum per unit and add at the end: most have none.)
     const translating = terms.some(({ translation }) => translation);
@@ -464,11 +454,11 @@ export class SearchIndex implements TermSource {
     // The final score (the coverage factor; learned loads) and the key ranked by are made as the
     // ranking reads each skill: one pass over the skills found, not one more before it.
     const learnedCount = learned?.size ?? 0;
-    const learnedBoosts = learnedCount > 0 ? [...learned!.values()] : [];
+    const boosts = learnedCount > 0 ? [...learned!.values()] : [];
     const finish = (slot: number, at: number) => {
       if (totalIdf > 0) sums[2 * slot]! *= Math.sqrt(sums[2 * slot + 1]! / totalIdf);
       // The learned skills come first among those found, in the order of `learned`.
-      if (at < learnedCount) sums[2 * slot]! += learnedBoosts[at]!.boost;
+      if (at < learnedCount) sums[2 * slot]! += boosts[at]!.boost;
       const score = sums[2 * slot]!;
       sums[2 * slot + 1] = isTouched[slot] === LONE_TRANSLATION ? -1 / (1 + score) : score;
     };
@@ -574,35 +564,6 @@ export class SearchIndex implements TermSource {
     return matched;
   }
 
-  /**
-   * What searches taught, per slot: for each word of the request that agents searched with before
-   * loading a skill the search listed, that skill gains the word's weight times the log of those loads,
-   * so a skill confirmed by use rises among similar matches, and can surface for words it lacks.
-   */
-  private learnedBoosts(
-    words: readonly AnalyzedWord[],
-    learned: NonNullable<SearchOptions['learned']>,
-  ): Map<number, { boost: number; words: string[] }> | undefined {
-    let boosts: Map<number, { boost: number; words: string[] }> | undefined;
-    const slots = this.names.length;
-    for (const { term, word } of words) {
-      const loadsBySkill = learned(term);
-      if (!loadsBySkill) continue;
-      const df = this.postingsOf(term)?.df ?? 0;
-      const idf = idfOf(slots, df);
-      for (const [name, loads] of loadsBySkill) {
-        const slot = this.slotOf.get(name);
-        if (slot === undefined || loads <= 0) continue;
-        boosts ??= new Map();
-        const entry = boosts.get(slot) ?? { boost: 0, words: [] };
-        entry.boost += LEARNED_WEIGHT * idf * Math.log1p(loads);
-        entry.words.push(word);
-        boosts.set(slot, entry);
-      }
-    }
-    return boosts;
-  }
-
   /** The most common index term within an edit or two of an unknown word (see SpellingBuckets). */
   closestSpelling(term: string): string | undefined {
     return this.spelling.closest(term, (candidate) => this.postingsOf(candidate)?.df ?? 0);
@@ -616,68 +577,16 @@ export class SearchIndex implements TermSource {
 
   /** Rebuilds postings without dead slots. */
   private compact(): void {
-    const renumber = new Int32Array(this.names.length).fill(-1);
-    const names: string[] = [];
-    const versions: (string | undefined)[] = [];
-    const lengths = new Uint16Array(grownSize(0, this.slotOf.size * FIELDS.length));
-    this.names.forEach((name, slot) => {
-      if (name === undefined) return;
-      renumber[slot] = names.length;
-      versions.push(this.versions[slot]);
-      for (let f = 0; f < FIELDS.length; f++)
-        lengths[names.length * FIELDS.length + f] = this.lengths[slot * FIELDS.length + f]!;
-      names.push(name);
-    });
-    const dictionary = new TermDictionary();
-    this.dictionary.forEach((held, term) => {
-      const kept = new Postings();
-      Postings.of(held).forEach((slot, packed) => {
-        if (renumber[slot]! >= 0) kept.push(renumber[slot]!, packed);
-      });
-      kept.trim(names.length);
-      if (kept.length > 0) dictionary.set(term, kept.length === 1 ? kept.first : kept);
-    });
-    dictionary.trim();
-    this.dictionary = dictionary;
-    this.names = names;
-    this.slotOf.reset(names);
-    this.versions = versions;
-    this.lengths = lengths;
+    const kept = compacted(this.names, this.versions, this.lengths, this.dictionary, this.slotOf.size);
+    this.dictionary = kept.dictionary;
+    this.names = kept.names;
+    this.slotOf.reset(kept.names);
+    this.versions = kept.versions;
+    this.lengths = kept.lengths;
     this.dead = 0;
     this.factorAverages = undefined;
-    this.spelling = spellingOf(dictionary);
+    this.spelling = spellingOf(kept.dictionary);
   }
 }
 
 export { uniqueTerms } from './query-terms.js';
-
-/** Spelling buckets of the terms `dictionary` holds (later terms are added as the index takes them). */
-function spellingOf(dictionary: TermDictionary): SpellingBuckets {
-  const spelling = new SpellingBuckets((id) => dictionary.termOf(id));
-  let id = 0;
-  for (const term of dictionary.keys()) spelling.add(term, id++);
-  return spelling;
-}
-
-const SPACE = 32;
-const NEWLINE = 10;
-const COLON = 58;
-
-/**
- * A stored count (the digits from `start` to `end`), as decodeTerms reads it: 1 when it is not a
- * positive number.
- */
-function storedCount(stored: string, start: number, end: number): number {
-  let count = 0;
-  for (let at = start; at < end; at++) {
-    const digit = stored.charCodeAt(at) - 48;
-    if (digit < 0 || digit > 9) return 1;
-    count = count * 10 + digit;
-  }
-  return count || 1;
-}
-
-/** BM25's inverse document frequency of a term `df` of `slots` skills hold. */
-function idfOf(slots: number, df: number): number {
-  return Math.log(1 + (slots - df + 0.5) / (df + 0.5));
-}

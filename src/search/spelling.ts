@@ -71,6 +71,17 @@ export class SpellingBuckets {
   }
 }
 
+/** Buckets of the terms a dictionary holds, ids in the order it gives them (later terms join as they come). */
+export function spellingOf(dictionary: {
+  keys(): Iterable<string>;
+  termOf(id: number): string;
+}): SpellingBuckets {
+  const spelling = new SpellingBuckets((id) => dictionary.termOf(id));
+  let id = 0;
+  for (const term of dictionary.keys()) spelling.add(term, id++);
+  return spelling;
+}
+
 interface SpellingBucket {
   ids: Int32Array;
   letters: Int32Array;
