@@ -112,8 +112,8 @@ export class SearchIndex implements TermSource {
   /**
    * Per slot, what a search has summed: the score at 2 * slot and the request weight matched at
    * 2 * slot + 1 (side by side: a posting updates both, and one memory line serves the two). Single
-   * precision: a search over a large catalogue's common terms waits on memory, and half the bytes
-   * per slot halved its time; ranks are the same as in double precision.
+   * precision: a search over a large catalogue's common terms waits on memory, so bytes a slot are
+   * time (docs/PERFORMANCE.md); ranks come out as in double precision.
    */
   private sums = new Float32Array(0);
   /**
@@ -447,12 +447,11 @@ export class SearchIndex implements TermSource {
       translatedIdf[slot] = 0;
       translatedUnits[slot] = 0;
     }
-    // Skills that match more of the request's weight rank higher than ones that match one word often.
-    // In the same pass, the number the ranking compares first (bestByKey) takes the place of the
-    // request weight matched, not needed any more: the score, and below every other skill's (-1 to 0)
-    // for a skill matched by translations alone.
-    // The final score (the coverage factor; learned loads) and the key ranked by are made as the
-    // ranking reads each skill: one pass over the skills found, not one more before it.
+    // Skills that match more of the request's weight rank higher than ones that match one word often
+    // (the coverage factor); learned loads add after it. The number the ranking compares first then
+    // takes the place of the request weight matched, not needed any more: the score, and below every
+    // other skill's (-1 to 0) for a skill matched by translations alone. All of it is done as the
+    // ranking (bestByKey) reads each skill: one pass over the skills found, not one more before it.
     const learnedCount = learned?.size ?? 0;
     const boosts = learnedCount > 0 ? [...learned!.values()] : [];
     const finish = (slot: number, at: number) => {
