@@ -2,18 +2,10 @@ import { FIELDS } from './document.js';
 import { grownSize, Postings } from './postings.js';
 import { TermDictionary } from './term-dictionary.js';
 
-/** What the search index holds by slot and by term, as compaction takes and gives it. */
-export interface IndexParts {
-  names: (string | undefined)[];
-  versions: (string | undefined)[];
-  /** FIELDS.length length codes per slot. */
-  lengths: Uint8Array<ArrayBuffer>;
-  dictionary: TermDictionary;
-}
-
 /**
- * The index's parts without dead slots (names undefined), the live ones renumbered from 0 in order,
- * every term's postings rebuilt for them. `live` is how many slots hold a name.
+ * The search index's parts without dead slots (names undefined), the live ones renumbered from 0 in
+ * order, every term's postings rebuilt for them. `live` is how many slots hold a name; `lengths` holds
+ * FIELDS.length length codes per slot.
  */
 export function compacted(
   names: (string | undefined)[],
@@ -21,7 +13,12 @@ export function compacted(
   lengths: Uint8Array,
   dictionary: TermDictionary,
   live: number,
-): IndexParts & { names: string[] } {
+): {
+  names: string[];
+  versions: (string | undefined)[];
+  lengths: Uint8Array<ArrayBuffer>;
+  dictionary: TermDictionary;
+} {
   const renumber = new Int32Array(names.length).fill(-1);
   const keptNames: string[] = [];
   const keptVersions: (string | undefined)[] = [];
