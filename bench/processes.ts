@@ -23,6 +23,15 @@ export function cpuTicks(pid: number): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
+/**
+ * Sets the CPUs every thread of process `pid` may run on (`taskset -a -p -c`, util-linux); false
+ * when taskset is missing or refused.
+ */
+export function pinProcess(pid: number, cpus: string): boolean {
+  const result = spawnSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
+  return result.status === 0;
+}
+
 /** CPU time used so far by every PostgreSQL server process of this machine, in USER_HZ ticks. */
 export function postgresCpuTicks(): number {
   let total = 0;
