@@ -725,8 +725,8 @@ async function main(): Promise<void> {
         : 'left to the scheduler';
     }
     if (wants('throughput') && throughputWarmUp > 0) {
-      // A replica serves for hours; in its first minute it is still collecting what the start left
-      // and compiling its read paths, and the first scenarios measured used to pay for it.
+      // A replica serves for hours; in their first minutes the same processes spent more per read
+      // than later, and the first scenarios measured paid for it (docs/PERFORMANCE.md, tenth pass).
       log(`throughput: ${throughputWarmUp} s of warm-up on every scenario, both sides`);
       const each = Math.max(1, Math.round(throughputWarmUp / throughputScenarios.length / 2));
       for (const scenario of throughputScenarios) {
@@ -758,8 +758,9 @@ async function main(): Promise<void> {
     }
     await stop(baseline);
     baseline = undefined;
-    if (pinned) {
-      // The later parts measure the service as it runs in production: on every CPU.
+    if (args.pin === true && cpus >= 2) {
+      // The later parts measure the service as it runs in production: on every CPU (also undoes a
+      // pinning that stopped halfway).
       pinProcess(process.pid, allCpus);
       pinProcess(service.child.pid!, allCpus);
     }
