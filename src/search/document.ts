@@ -77,11 +77,17 @@ export function encodeTerms(terms: FieldTerms): string {
   return `${ANALYZER_VERSION}\n${encodeFields(terms)}`;
 }
 
-/** The term counts of a stored form, or undefined when another analyzer version made it. */
+/**
+ * The term counts of a stored form, or undefined when another analyzer version made it. Read by
+ * forEachStoredTerm, the one reader of the stored form the index builds from.
+ */
 export function decodeTerms(encoded: string): FieldTerms | undefined {
-  const newline = encoded.indexOf('\n');
-  if (newline < 0 || encoded.slice(0, newline) !== String(ANALYZER_VERSION)) return undefined;
-  return decodeFields(encoded.slice(newline + 1));
+  if (!isCurrentTerms(encoded)) return undefined;
+  const terms = Object.fromEntries(FIELDS.map((field) => [field, new Map<string, number>()])) as FieldTerms;
+  forEachStoredTerm(encoded, (field, start, end, _hash, count) => {
+    terms[FIELDS[field]!].set(encoded.slice(start, end), count);
+  });
+  return terms;
 }
 
 /** A field's term and its count, as put() takes them (field is the index in FIELDS). */
@@ -131,7 +137,7 @@ const SPACE = 32;
 const NEWLINE = 10;
 const COLON = 58;
 
-/** A stored count (the digits from `start` to `end`), as decodeTerms reads it: 1 when not a positive number. */
+/** A stored count (the digits from `start` to `end`): 1 when not a positive whole number. */
 function storedCount(stored: string, start: number, end: number): number {
   let count = 0;
   for (let at = start; at < end; at++) {
@@ -148,22 +154,4 @@ function encodeFields(terms: FieldTerms): string {
     for (const [term, count] of terms[field]) pairs.push(count === 1 ? term : `${term}:${count}`);
     return pairs.join(' ');
   }).join('\n');
-}
-
-function decodeFields(encoded: string): FieldTerms {
-  const lines = encoded.split('\n');
-  const terms = {} as FieldTerms;
-  FIELDS.forEach((field, at) => {
-    const counts = new Map<string, number>();
-    const line = lines[at] ?? '';
-    if (line !== '') {
-      for (const pair of line.split(' ')) {
-        const colon = pair.lastIndexOf(':');
-        if (colon < 0) counts.set(pair, 1);
-        else counts.set(pair.slice(0, colon), Number(pair.slice(colon + 1)) || 1);
-      }
-    }
-    terms[field] = counts;
-  });
-  return terms;
 }
