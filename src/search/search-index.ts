@@ -10,6 +10,7 @@ import {
   lengthFactors,
 } from './field-weights.js';
 import { learnedBoosts } from './learned-boosts.js';
+import { NameOrder } from './name-order.js';
 import { NameSlots } from './name-slots.js';
 import {
   COUNT_BITS,
@@ -23,6 +24,7 @@ import {
   SHIFT,
 } from './postings.js';
 import { type QueryTerm, queryTerms, requestWeight, type TermSource, uniqueTerms } from './query-terms.js';
+import { SearchScratch } from './search-scratch.js';
 import { spellingOf } from './spelling.js';
 import { TermDictionary } from './term-dictionary.js';
 import { bestByKey, kthHighest } from './top-k.js';
@@ -86,7 +88,11 @@ const LONE_TRANSLATION_WEIGHT = 0.1;
 /** touchedMarks of a skill matched by one phrase's translations alone: ranked after the others. */
 const LONE_TRANSLATION = 2;
 
-/** A posting's name count, and its counts above the body (name, description, headings): postings.ts. */
+/** The body's field number; a posting's name count, and its counts above the body: postings.ts. */
+const BODY = FIELDS.indexOf('body');
+const BODY_SHIFT = SHIFT[BODY]!;
+const BODY_MASK = MASK[BODY]!;
+const BODY_FACTORS = BODY << LENGTH_BITS;
 const NAME_BITS = MASK[0] << SHIFT[0];
 const ABOVE_BODY_BITS = (1 << SHIFT[3]) - 1;
 /** A posting's name and description counts (a literal search reads those fields only). */
@@ -107,29 +113,12 @@ export class SearchIndex implements TermSource {
   /** The slot being put's field lengths, exact until counted() codes them. */
   private readonly putLengths = new Float64Array(FIELDS.length);
   private readonly slotOf = new NameSlots((slot) => this.names[slot]);
+  /** Ties between equal scores are broken by name: see NameOrder. */
+  private readonly nameOrder = new NameOrder();
   private readonly totals = new Float64Array(FIELDS.length);
   private dead = 0;
-  /**
-   * Per slot, what a search has summed: the score at 2 * slot and the request weight matched at
-   * 2 * slot + 1 (side by side: a posting updates both, and one memory line serves the two). Single
-   * precision: a search over a large catalogue's common terms waits on memory, so bytes a slot are
-   * time (docs/PERFORMANCE.md); ranks come out as in double precision.
-   */
-  private sums = new Float32Array(0);
-  /**
-   * Per slot, 1 while a search has scored it, LONE_TRANSLATION once found to match translations
-   * alone (cleared with the scores: no array per search).
-   */
-  private touchedMarks = new Uint8Array(0);
-  /** The slots a search has scored, in the order it found them (the first `touchedCount` of them). */
-  private touchedSlots = new Int32Array(0);
-  /** Per slot, the best score and its coverage among the translations of the unit being read. */
-  private unitBest = new Float32Array(0);
-  private unitIdf = new Float32Array(0);
-  /** Per slot, what translations added and how many units of them matched: counted at the end of a search. */
-  private translated = new Float32Array(0);
-  private translatedIdf = new Float32Array(0);
-  private translatedUnits = new Uint8Array(0);
+  /** The arrays a search adds into (see SearchScratch). */
+  private readonly scratch = new SearchScratch();
   /** See fieldFactors(). */
   private factors = new Float32Array(0);
   private factorAverages: number[] | undefined;
@@ -152,8 +141,7 @@ export class SearchIndex implements TermSource {
 
   /** Terms and postings held, for sizing. */
   stats(): PostingStats & { terms: number; slots: number; slotBytes: number; termBytes: number } {
-    const perSlot = [this.lengths, this.factors, this.sums, this.touchedMarks, this.touchedSlots];
-    const translations = [this.unitBest, this.unitIdf, this.translated, this.translatedIdf];
+    const perSlot = [this.lengths, this.factors, this.scratch, this.nameOrder, this.slotOf];
     return {
       terms: this.dictionary.size,
       /** Bytes of the dictionary: the terms' code units and its tables. */
@@ -161,10 +149,7 @@ export class SearchIndex implements TermSource {
       slots: this.names.length,
       ...postingStats(this.dictionary.values()),
       /** Bytes of the per-slot arrays (field lengths and factors, a search's scratch, slots by name). */
-      slotBytes: [...perSlot, ...translations, this.translatedUnits, this.slotOf].reduce(
-        (sum, a) => sum + a.byteLength,
-        0,
-      ),
+      slotBytes: perSlot.reduce((sum, a) => sum + a.byteLength, 0),
     };
   }
 
@@ -232,6 +217,7 @@ export class SearchIndex implements TermSource {
     if (slot >= MAX_SLOTS) throw new Error(`the search index holds at most ${MAX_SLOTS} skills`);
     this.names.push(name);
     this.versions.push(version);
+    this.nameOrder.set(slot, name);
     this.slotOf.set(name, slot);
     if (this.lengths.length < (slot + 1) * FIELDS.length) {
       const lengths = new Uint8Array(grownSize(this.lengths.length, (slot + 1) * FIELDS.length));
@@ -316,8 +302,9 @@ export class SearchIndex implements TermSource {
     if (terms.length === 0 && !learned) return [];
     // (Only a request with translations has anything to sum per unit and add at the end: most have none.)
     const translating = terms.some(({ translation }) => translation);
-    this.ensureScratch(slots, translating);
-    const { sums, unitBest, unitIdf, translated, translatedIdf, translatedUnits } = this;
+    const scratch = this.scratch;
+    scratch.ensure(slots, translating);
+    const { sums, unitBest, unitIdf, translated, translatedIdf, translatedUnits } = scratch;
     // Replaced and removed skills keep their postings until compaction: only then is a slot's name looked at.
     const names = this.names;
     const hasDead = this.dead > 0;
@@ -333,20 +320,22 @@ export class SearchIndex implements TermSource {
     let idfLeft = idfs.reduce((sum, idf) => sum + idf, 0);
     /** The highest score summed so far (translations are summed at the end). */
     let highest = 0;
-    const isTouched = this.touchedMarks;
-    const touchedSlots = this.touchedSlots;
+    const isTouched = scratch.touchedMarks;
+    const touchedSlots = scratch.touchedSlots;
     let touchedCount = 0;
     for (const slot of learned?.keys() ?? []) {
       touchedSlots[touchedCount++] = slot;
       isTouched[slot] = 1;
     }
     /** Slots the translations of the current unit matched (see below). */
-    const inUnit: number[] = [];
+    let inUnit = scratch.unitSlots;
+    let inUnitCount = 0;
     let candidatesOnly = false;
     const wanted = options.limit;
     for (let t = 0; t < terms.length; t++) {
       const { postings, unit, translation } = terms[t]!;
       const idf = idfs[t]!;
+      const alone = translation && terms[t - 1]?.unit !== unit && terms[t + 1]?.unit !== unit;
       if (!candidatesOnly && postings.length > PRUNE_FROM_DF && touchedCount >= wanted) {
         // A skill no earlier term matched can sum at most `remaining`, and cover at most the weight of
         // the terms left: once the k-th best lower bound of the skills already found is above that
@@ -392,10 +381,16 @@ export class SearchIndex implements TermSource {
           if (packed === 0) continue;
         }
         const base = slot * FIELDS.length;
+        const aboveBody = (packed & ABOVE_BODY_BITS) !== 0;
         let tf = 0;
-        for (let f = 0; f < FIELDS.length; f++) {
-          const count = (packed >>> SHIFT[f]!) & MASK[f]!;
-          if (count !== 0) tf += count * factors[(f << LENGTH_BITS) | lengths[base + f]!]!;
+        if (!aboveBody) {
+          // Most postings of a common word are in bodies alone: one field to weigh.
+          tf = ((packed >>> BODY_SHIFT) & BODY_MASK) * factors[BODY_FACTORS | lengths[base + BODY]!]!;
+        } else {
+          for (let f = 0; f < FIELDS.length; f++) {
+            const count = (packed >>> SHIFT[f]!) & MASK[f]!;
+            if (count !== 0) tf += count * factors[(f << LENGTH_BITS) | lengths[base + f]!]!;
+          }
         }
         if (isTouched[slot] === 0) {
           isTouched[slot] = 1;
@@ -405,29 +400,40 @@ export class SearchIndex implements TermSource {
         // count no more than a body repeating the word, hence its own share after saturation.
         const score = (idf * tf * (k1 + 1)) / (tf + k1) + ((packed & NAME_BITS) !== 0 ? idf * nameMatch : 0);
         // A word found only in the body says less about what the skill is for: it covers less.
-        const covered = (packed & ABOVE_BODY_BITS) !== 0 ? idf : idf * bodyOnlyCoverage;
+        const covered = aboveBody ? idf : idf * bodyOnlyCoverage;
         if (!translation) {
           const summed = sums[2 * slot]! + score;
           sums[2 * slot] = summed;
           if (summed > highest) highest = summed;
           sums[2 * slot + 1]! += covered;
+        } else if (alone) {
+          // The unit's one translation: its best is its score, counted as the end of a unit would.
+          if (score > 0) {
+            translated[slot]! += Math.fround(score);
+            translatedIdf[slot]! += Math.fround(covered);
+            translatedUnits[slot]! += 1;
+          }
         } else if (score > unitBest[slot]!) {
           // The translations of one phrase ("审查", "评审", "代码审查" for "review") say one thing:
           // a skill scores the best of them, not their sum.
-          if (unitBest[slot] === 0) inUnit.push(slot);
+          if (unitBest[slot] === 0) {
+            if (inUnitCount === inUnit.length) inUnit = scratch.growUnitSlots(inUnitCount + 1);
+            inUnit[inUnitCount++] = slot;
+          }
           unitBest[slot] = score;
           unitIdf[slot] = covered;
         }
       }
       if (translation && terms[t + 1]?.unit !== unit) {
-        for (const slot of inUnit) {
+        for (let at = 0; at < inUnitCount; at++) {
+          const slot = inUnit[at]!;
           translated[slot]! += unitBest[slot]!;
           translatedIdf[slot]! += unitIdf[slot]!;
           translatedUnits[slot]! += 1;
           unitBest[slot] = 0;
           unitIdf[slot] = 0;
         }
-        inUnit.length = 0;
+        inUnitCount = 0;
       }
     }
     const touched = touchedSlots.subarray(0, touchedCount);
@@ -462,6 +468,7 @@ export class SearchIndex implements TermSource {
       sums[2 * slot + 1] = isTouched[slot] === LONE_TRANSLATION ? -1 / (1 + score) : score;
     };
     const accept = options.accept;
+    const nameOrder = this.nameOrder;
     const ranked = bestByKey(
       touched,
       options.limit,
@@ -471,7 +478,7 @@ export class SearchIndex implements TermSource {
       (x, y) =>
         isTouched[x]! < isTouched[y]! ||
         (isTouched[x] === isTouched[y] &&
-          (sums[2 * x]! > sums[2 * y]! || (sums[2 * x] === sums[2 * y] && names[x]! < names[y]!))),
+          (sums[2 * x]! > sums[2 * y]! || (sums[2 * x] === sums[2 * y] && nameOrder.before(x, y, names)))),
       (slot) => names[slot] !== undefined && (accept?.(names[slot]!) ?? true),
       finish,
     );
@@ -496,26 +503,6 @@ export class SearchIndex implements TermSource {
   }
 
   /**
-   * Per-slot arrays a search adds into, at least `slots` long (zeroed again after each search). Those
-   * of translations are made only once a request has some: 17 bytes a slot most replicas never need.
-   */
-  private ensureScratch(slots: number, translating: boolean): void {
-    if (this.touchedMarks.length < slots) {
-      const size = grownSize(this.touchedMarks.length, slots);
-      this.sums = new Float32Array(2 * size);
-      this.touchedMarks = new Uint8Array(size);
-      this.touchedSlots = new Int32Array(size);
-    }
-    if (!translating || this.translatedUnits.length >= slots) return;
-    const size = this.touchedMarks.length;
-    this.unitBest = new Float32Array(size);
-    this.unitIdf = new Float32Array(size);
-    this.translated = new Float32Array(size);
-    this.translatedIdf = new Float32Array(size);
-    this.translatedUnits = new Uint8Array(size);
-  }
-
-  /**
    * The k-th best score the skills found so far are sure to reach (their partial sums, with the
    * coverage factor of what they matched so far: more matches only raise both).
    */
@@ -525,7 +512,8 @@ export class SearchIndex implements TermSource {
     totalIdf: number,
     accept: SearchOptions['accept'],
   ): number {
-    const { names, sums } = this;
+    const { names } = this;
+    const { sums } = this.scratch;
     return kthHighest(
       touched,
       k,
@@ -580,6 +568,7 @@ export class SearchIndex implements TermSource {
     this.dictionary = kept.dictionary;
     this.names = kept.names;
     this.slotOf.reset(kept.names);
+    this.nameOrder.reset(kept.names);
     this.versions = kept.versions;
     this.lengths = kept.lengths;
     this.dead = 0;

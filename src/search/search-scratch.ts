@@ -1,0 +1,76 @@
+import { grownSize } from './postings.js';
+
+/**
+ * What a search of the index (SearchIndex.search) adds into, kept from search to search: per-slot
+ * arrays at least as long as the index has slots, zeroed again after each search, so a search makes
+ * no array of its own. Those of translations are made only once a request has some: 17 bytes a slot
+ * most replicas never need.
+ */
+export class SearchScratch {
+  /**
+   * Per slot, what a search has summed: the score at 2 * slot and the request weight matched at
+   * 2 * slot + 1 (side by side: a posting updates both, and one memory line serves the two). Single
+   * precision: a search over a large catalogue's common terms waits on memory, so bytes a slot are
+   * time (docs/PERFORMANCE.md); ranks come out as in double precision.
+   */
+  sums = new Float32Array(0);
+  /**
+   * Per slot, 1 while a search has scored it, LONE_TRANSLATION (search-index.ts) once found to match
+   * translations alone (cleared with the scores).
+   */
+  touchedMarks = new Uint8Array(0);
+  /** The slots a search has scored, in the order it found them (the first `touchedCount` of them). */
+  touchedSlots = new Int32Array(0);
+  /** Per slot, the best score and its coverage among the translations of the unit being read. */
+  unitBest = new Float32Array(0);
+  unitIdf = new Float32Array(0);
+  /** Per slot, what translations added and how many units of them matched: counted at the end of a search. */
+  translated = new Float32Array(0);
+  translatedIdf = new Float32Array(0);
+  translatedUnits = new Uint8Array(0);
+  /**
+   * The slots the translations of the unit being read matched: as long as the largest unit has
+   * needed, so that a common translation's hundred thousand skills are not a list grown on the heap
+   * in every search (whose large allocations bring on the heap's full collections).
+   */
+  unitSlots = new Int32Array(0);
+
+  /** Makes the arrays at least `slots` long (the translations' only when `translating`). */
+  ensure(slots: number, translating: boolean): void {
+    if (this.touchedMarks.length < slots) {
+      const size = grownSize(this.touchedMarks.length, slots);
+      this.sums = new Float32Array(2 * size);
+      this.touchedMarks = new Uint8Array(size);
+      this.touchedSlots = new Int32Array(size);
+    }
+    if (!translating || this.translatedUnits.length >= slots) return;
+    const size = this.touchedMarks.length;
+    this.unitBest = new Float32Array(size);
+    this.unitIdf = new Float32Array(size);
+    this.translated = new Float32Array(size);
+    this.translatedIdf = new Float32Array(size);
+    this.translatedUnits = new Uint8Array(size);
+  }
+
+  /** unitSlots with room for `needed` (what it held kept). */
+  growUnitSlots(needed: number): Int32Array<ArrayBuffer> {
+    const grown = new Int32Array(grownSize(this.unitSlots.length, needed));
+    grown.set(this.unitSlots);
+    this.unitSlots = grown;
+    return grown;
+  }
+
+  get byteLength(): number {
+    return [
+      this.sums,
+      this.touchedMarks,
+      this.touchedSlots,
+      this.unitBest,
+      this.unitIdf,
+      this.translated,
+      this.translatedIdf,
+      this.translatedUnits,
+      this.unitSlots,
+    ].reduce((sum, array) => sum + array.byteLength, 0);
+  }
+}
