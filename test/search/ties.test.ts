@@ -56,7 +56,9 @@ describe('name order', () => {
       'z',
     ];
     const order = new NameOrder();
-    all.forEach((name, slot) => order.set(slot, name));
+    all.forEach((name, slot) => {
+      order.set(slot, name);
+    });
     let keyed = 0;
     for (let a = 0; a < all.length; a += 3) {
       for (let b = 0; b < all.length; b += 7) {
