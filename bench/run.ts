@@ -896,13 +896,9 @@ async function main(): Promise<void> {
     }
     for (const scenario of wants('uncached') ? latencyScenarios('off') : []) {
       log(`latency (cache off): ${scenario.scenario}`);
-      const prompt = scenario.scenario.startsWith('/prompt');
-      const run = await load(service.base, {
-        ...scenario,
-        connections: prompt ? 1 : latencyConnections,
-        // A prompt without the cache renders the whole selection: a few requests tell the cost.
-        ...(prompt ? { amount: 10 } : {}),
-      });
+      // The budgeted prompt too, as many requests as the others: its answer no longer grows with the
+      // catalogue (it names what it left out by count), so its p95 is measured, not one of ten.
+      const run = await load(service.base, { ...scenario, connections: latencyConnections });
       expectStatus(scenario.scenario, run, '200');
       results.latency.push({ scenario: scenario.scenario, cache: 'off', run });
     }

@@ -304,7 +304,7 @@ export class SearchIndex implements TermSource {
     const translating = terms.some(({ translation }) => translation);
     const scratch = this.scratch;
     scratch.ensure(slots, translating);
-    const { sums, unitBest, unitIdf, translated, translatedIdf, translatedUnits } = scratch;
+    const { sums, unitPairs, translatedPairs, translatedUnits } = scratch;
     // Replaced and removed skills keep their postings until compaction: only then is a slot's name looked at.
     const names = this.names;
     const hasDead = this.dead > 0;
@@ -409,29 +409,29 @@ export class SearchIndex implements TermSource {
         } else if (alone) {
           // The unit's one translation: its best is its score, counted as the end of a unit would.
           if (score > 0) {
-            translated[slot]! += Math.fround(score);
-            translatedIdf[slot]! += Math.fround(covered);
+            translatedPairs[2 * slot]! += Math.fround(score);
+            translatedPairs[2 * slot + 1]! += Math.fround(covered);
             translatedUnits[slot]! += 1;
           }
-        } else if (score > unitBest[slot]!) {
+        } else if (score > unitPairs[2 * slot]!) {
           // The translations of one phrase ("审查", "评审", "代码审查" for "review") say one thing:
           // a skill scores the best of them, not their sum.
-          if (unitBest[slot] === 0) {
+          if (unitPairs[2 * slot] === 0) {
             if (inUnitCount === inUnit.length) inUnit = scratch.growUnitSlots(inUnitCount + 1);
             inUnit[inUnitCount++] = slot;
           }
-          unitBest[slot] = score;
-          unitIdf[slot] = covered;
+          unitPairs[2 * slot] = score;
+          unitPairs[2 * slot + 1] = covered;
         }
       }
       if (translation && terms[t + 1]?.unit !== unit) {
         for (let at = 0; at < inUnitCount; at++) {
           const slot = inUnit[at]!;
-          translated[slot]! += unitBest[slot]!;
-          translatedIdf[slot]! += unitIdf[slot]!;
+          translatedPairs[2 * slot]! += unitPairs[2 * slot]!;
+          translatedPairs[2 * slot + 1]! += unitPairs[2 * slot + 1]!;
           translatedUnits[slot]! += 1;
-          unitBest[slot] = 0;
-          unitIdf[slot] = 0;
+          unitPairs[2 * slot] = 0;
+          unitPairs[2 * slot + 1] = 0;
         }
         inUnitCount = 0;
       }
@@ -442,15 +442,15 @@ export class SearchIndex implements TermSource {
       // One related word of another language is weak evidence alone (it may mean something else
       // there): it counts in full beside another match of the request, and ranks last on its own.
       if (sums[2 * slot + 1]! > 0 || translatedUnits[slot]! > 1) {
-        sums[2 * slot]! += translated[slot]!;
-        sums[2 * slot + 1]! += translatedIdf[slot]!;
+        sums[2 * slot]! += translatedPairs[2 * slot]!;
+        sums[2 * slot + 1]! += translatedPairs[2 * slot + 1]!;
       } else {
-        sums[2 * slot]! += translated[slot]! * LONE_TRANSLATION_WEIGHT;
-        sums[2 * slot + 1]! += translatedIdf[slot]! * LONE_TRANSLATION_WEIGHT;
+        sums[2 * slot]! += translatedPairs[2 * slot]! * LONE_TRANSLATION_WEIGHT;
+        sums[2 * slot + 1]! += translatedPairs[2 * slot + 1]! * LONE_TRANSLATION_WEIGHT;
         if (!learned?.has(slot)) isTouched[slot] = LONE_TRANSLATION;
       }
-      translated[slot] = 0;
-      translatedIdf[slot] = 0;
+      translatedPairs[2 * slot] = 0;
+      translatedPairs[2 * slot + 1] = 0;
       translatedUnits[slot] = 0;
     }
     // Skills that match more of the request's weight rank higher than ones that match one word often

@@ -21,12 +21,14 @@ export class SearchScratch {
   touchedMarks = new Uint8Array(0);
   /** The slots a search has scored, in the order it found them (the first `touchedCount` of them). */
   touchedSlots = new Int32Array(0);
-  /** Per slot, the best score and its coverage among the translations of the unit being read. */
-  unitBest = new Float32Array(0);
-  unitIdf = new Float32Array(0);
-  /** Per slot, what translations added and how many units of them matched: counted at the end of a search. */
-  translated = new Float32Array(0);
-  translatedIdf = new Float32Array(0);
+  /**
+   * Per slot, the best score among the translations of the unit being read at 2 * slot, its coverage
+   * at 2 * slot + 1 (side by side, as the sums are).
+   */
+  unitPairs = new Float32Array(0);
+  /** Per slot, what translations added and their coverage, side by side: counted at the end of a search. */
+  translatedPairs = new Float32Array(0);
+  /** Per slot, how many units of translations matched. */
   translatedUnits = new Uint8Array(0);
   /**
    * The slots the translations of the unit being read matched: as long as the largest unit has
@@ -45,10 +47,8 @@ export class SearchScratch {
     }
     if (!translating || this.translatedUnits.length >= slots) return;
     const size = this.touchedMarks.length;
-    this.unitBest = new Float32Array(size);
-    this.unitIdf = new Float32Array(size);
-    this.translated = new Float32Array(size);
-    this.translatedIdf = new Float32Array(size);
+    this.unitPairs = new Float32Array(2 * size);
+    this.translatedPairs = new Float32Array(2 * size);
     this.translatedUnits = new Uint8Array(size);
   }
 
@@ -65,10 +65,8 @@ export class SearchScratch {
       this.sums,
       this.touchedMarks,
       this.touchedSlots,
-      this.unitBest,
-      this.unitIdf,
-      this.translated,
-      this.translatedIdf,
+      this.unitPairs,
+      this.translatedPairs,
       this.translatedUnits,
       this.unitSlots,
     ].reduce((sum, array) => sum + array.byteLength, 0);
