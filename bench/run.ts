@@ -215,7 +215,7 @@ async function buildService(scratch: string): Promise<void> {
   if (!existsSync(server)) throw new Error(`tsc produced no dist/server.js:\n${output}`);
   if (code !== 0)
     log(`tsc reported type errors (JavaScript was emitted and is used):\n${output.slice(0, 2000)}`);
-  serviceArgv = [...SERVICE_NODE_FLAGS, '--enable-source-maps', server];
+  serviceArgv = [...SERVICE_NODE_FLAGS, server];
 }
 
 function startService(name: string, database: DatabaseTarget, extra: Record<string, string> = {}) {

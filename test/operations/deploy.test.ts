@@ -136,12 +136,7 @@ describe('Dockerfile', () => {
   });
 
   it('runs the compiled server, whose migrations resolve as in the repository', () => {
-    expect(dockerfile.cmd).toEqual([
-      'node',
-      '--max-semi-space-size=4',
-      '--enable-source-maps',
-      'dist/server.js',
-    ]);
+    expect(dockerfile.cmd).toEqual(['node', '--max-semi-space-size=4', 'dist/server.js']);
     const build = dockerfile.instructions.find((i) => i.keyword === 'RUN' && i.args === 'npm run build');
     expect(build).toBeDefined();
     const pkg = JSON.parse(read('package.json'));
