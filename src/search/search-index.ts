@@ -94,7 +94,7 @@ const BODY_SHIFT = SHIFT[BODY]!;
 const BODY_MASK = MASK[BODY]!;
 const BODY_FACTORS = BODY << LENGTH_BITS;
 const NAME_BITS = MASK[0] << SHIFT[0];
-const ABOVE_BODY_BITS = (1 << SHIFT[3]) - 1;
+const ABOVE_BODY_BITS = (1 << BODY_SHIFT) - 1;
 /** A posting's name and description counts (a literal search reads those fields only). */
 const NAME_OR_DESCRIPTION_BITS = (1 << SHIFT[2]) - 1;
 

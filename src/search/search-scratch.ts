@@ -33,7 +33,7 @@ export class SearchScratch {
   /**
    * The slots the translations of the unit being read matched: as long as the largest unit has
    * needed, so that a common translation's hundred thousand skills are not a list grown on the heap
-   * in every search (whose large allocations bring on the heap's full collections).
+   * in every search.
    */
   unitSlots = new Int32Array(0);
 
