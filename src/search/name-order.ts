@@ -1,4 +1,4 @@
-import { grownSize } from './postings.js';
+import { grownSize, withRoom } from './postings.js';
 
 /**
  * A search breaks ties between equal scores by name. Over a large catalogue a common word can leave
@@ -13,11 +13,7 @@ export class NameOrder {
 
   /** Keys the name of a new slot (or of one renumbered by compaction). */
   set(slot: number, name: string): void {
-    if (slot >= this.keys.length) {
-      const grown = new Uint16Array(grownSize(this.keys.length, slot + 1));
-      grown.set(this.keys);
-      this.keys = grown;
-    }
+    this.keys = withRoom(this.keys, slot + 1);
     this.keys[slot] = nameKey(name);
   }
 

@@ -35,6 +35,16 @@ export function grownSize(held: number, needed: number): number {
   return Math.max(needed, Math.ceil(held * 1.25), Math.ceil(needed * 1.25), 16);
 }
 
+type GrowableArray = Uint8Array<ArrayBuffer> | Uint16Array<ArrayBuffer> | Int32Array<ArrayBuffer>;
+
+/** `array` when it holds `needed` items, else a copy grown to grownSize (the per-slot arrays). */
+export function withRoom<T extends GrowableArray>(array: T, needed: number): T {
+  if (array.length >= needed) return array;
+  const grown = new (array.constructor as new (length: number) => T)(grownSize(array.length, needed));
+  grown.set(array as ArrayLike<number>);
+  return grown;
+}
+
 /**
  * The postings of one term: document slots in increasing order, each followed by its packed counts, in
  * one array (one object per term matters: most terms of a large catalogue occur in one or two skills).

@@ -15,13 +15,13 @@ import { NameSlots } from './name-slots.js';
 import {
   COUNT_BITS,
   COUNTS,
-  grownSize,
   MASK,
   MAX_SLOTS,
   type PostingStats,
   Postings,
   postingStats,
   SHIFT,
+  withRoom,
 } from './postings.js';
 import { type QueryTerm, queryTerms, requestWeight, type TermSource, uniqueTerms } from './query-terms.js';
 import { SearchScratch } from './search-scratch.js';
@@ -219,11 +219,7 @@ export class SearchIndex implements TermSource {
     this.versions.push(version);
     this.nameOrder.set(slot, name);
     this.slotOf.set(name, slot);
-    if (this.lengths.length < (slot + 1) * FIELDS.length) {
-      const lengths = new Uint8Array(grownSize(this.lengths.length, (slot + 1) * FIELDS.length));
-      lengths.set(this.lengths);
-      this.lengths = lengths;
-    }
+    this.lengths = withRoom(this.lengths, (slot + 1) * FIELDS.length);
     return slot;
   }
 

@@ -1,4 +1,4 @@
-import { grownSize } from './postings.js';
+import { grownSize, withRoom } from './postings.js';
 
 /**
  * What a search of the index (SearchIndex.search) adds into, kept from search to search: per-slot
@@ -54,10 +54,8 @@ export class SearchScratch {
 
   /** unitSlots with room for `needed` (what it held kept). */
   growUnitSlots(needed: number): Int32Array<ArrayBuffer> {
-    const grown = new Int32Array(grownSize(this.unitSlots.length, needed));
-    grown.set(this.unitSlots);
-    this.unitSlots = grown;
-    return grown;
+    this.unitSlots = withRoom(this.unitSlots, needed);
+    return this.unitSlots;
   }
 
   get byteLength(): number {
