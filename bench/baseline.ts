@@ -6,7 +6,11 @@
  *   node --import tsx bench/baseline.ts <fixtures.json> <port>
  *
  * fixtures.json: [{url, status, headers: {etag, cache-control, content-type}, body (base64)}]
+ *
+ * Like the service, it keeps one tick object alive from its start (src/process/tick-shapes.ts): without
+ * it either side's CPU per request depended on whether a full collection had landed while it was idle.
  */
+import '../src/process/tick-shapes.js';
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
 

@@ -1,3 +1,5 @@
+// First, before any other module runs: see the module's comment.
+import './process/tick-shapes.js';
 import v8 from 'node:v8';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
