@@ -4,7 +4,8 @@
  *   --backend pg|pglite     database (default pg: a dedicated database skillreg_bench, dropped after)
  *   --skills N              skills seeded (default 10000)
  *   --duration S            seconds per measured run (default 5; each run has a 1 s warm-up before it)
- *   --rounds R              throughput runs per scenario and side, alternating; the median counts (default 3)
+ *   --rounds R              throughput runs per scenario and process, alternating; the median counts (default 3)
+ *   --processes P           throughput runs: service and baseline processes measured per side (default 2)
  *   --connections C         concurrent connections for throughput runs (default 10)
  *   --latency-connections C concurrent connections for latency runs (default 4)
  *   --soak S                seconds of mixed reads while RSS is sampled (default 30)
@@ -63,6 +64,7 @@ const { values: args } = parseArgs({
     skills: { type: 'string', default: '10000' },
     duration: { type: 'string', default: '5' },
     rounds: { type: 'string', default: '3' },
+    processes: { type: 'string', default: '2' },
     connections: { type: 'string', default: '10' },
     'latency-connections': { type: 'string', default: '4' },
     soak: { type: 'string', default: '30' },
@@ -96,6 +98,12 @@ const backend = args.backend === 'pglite' ? 'pglite' : 'pg';
 const skillCount = Number(args.skills);
 const duration = Number(args.duration);
 const rounds = Math.max(1, Number(args.rounds));
+/**
+ * Processes a side for the throughput runs. A process's CPU per request stays higher or lower than
+ * another's of the same build for its whole life (docs/PERFORMANCE.md), so one process a side is one
+ * draw; the figure is the median over every run of every process.
+ */
+const throughputProcesses = Math.max(1, Number(args.processes));
 /** Seconds of load spread over every throughput scenario, both sides, before any is measured. */
 const throughputWarmUp = Math.max(0, Number(args['throughput-warm-up']));
 const connections = Number(args.connections);
@@ -163,8 +171,9 @@ async function startProcess(name: string, argv: string[], env: Record<string, st
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}):\n${output}`);
     try {
-      const res = await fetch(`${service.base}${name === 'baseline' ? '/__ready' : '/readyz'}`);
-      if (res.status === 200 || (name === 'baseline' && res.status === 404)) {
+      const isBaseline = name.startsWith('baseline');
+      const res = await fetch(`${service.base}${isBaseline ? '/__ready' : '/readyz'}`);
+      if (res.status === 200 || (isBaseline && res.status === 404)) {
         service.readySeconds = (performance.now() - started) / 1000;
         return service;
       }
@@ -411,6 +420,19 @@ function median(runs: Run[]): Run {
   return [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)]!;
 }
 
+/** The median of some numbers (the mean of the middle two for an even count). */
+function middle(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const half = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[half]! : (sorted[half - 1]! + sorted[half]!) / 2;
+}
+
+/** A side's runs summed up: the median-throughput run, with the median CPU per request of all runs. */
+function sideOf(runs: Run[]): Run {
+  const cpu = runs.flatMap((run) => (run.cpuMicros === undefined ? [] : [run.cpuMicros]));
+  return { ...median(runs), ...(cpu.length > 0 ? { cpuMicros: middle(cpu) } : {}) };
+}
+
 function expectStatus(label: string, run: Run, status: string): void {
   const total = Object.values(run.statuses).reduce((sum, n) => sum + n, 0);
   const good = run.statuses[status] ?? 0;
@@ -506,7 +528,16 @@ interface Results {
   settings: Record<string, number>;
   /** How the throughput runs placed the processes on CPUs (pinned, or left to the scheduler). */
   placement?: string;
-  throughput: { scenario: string; service: Run; baseline: Run; ratio: number }[];
+  throughput: {
+    scenario: string;
+    /** The run of median throughput; its cpuMicros is the median over all runs of the side. */
+    service: Run;
+    baseline: Run;
+    ratio: number;
+    /** Each process's median CPU per request, in the order they were started. */
+    serviceProcesses?: number[];
+    baselineProcesses?: number[];
+  }[];
   latency: { scenario: string; cache: 'on' | 'off'; run: Run }[];
   ingest?: {
     skills: number;
@@ -577,6 +608,7 @@ async function main(): Promise<void> {
     settings: {
       duration,
       rounds,
+      processes: throughputProcesses,
       connections,
       latencyConnections,
       soakSeconds,
@@ -605,6 +637,9 @@ async function main(): Promise<void> {
   let service: Service | undefined;
   let baseline: Service | undefined;
   let replica: Service | undefined;
+  /** The throughput runs' further processes, beyond `service` and `baseline`. */
+  let extraServices: Service[] = [];
+  let extraBaselines: Service[] = [];
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'skillreg-bench-fixtures-'));
   try {
     if (args.runtime !== 'tsx') {
@@ -712,13 +747,29 @@ async function main(): Promise<void> {
     const cpus = os.availableParallelism();
     const serverCpu = String(cpus - 1);
     const allCpus = `0-${cpus - 1}`;
+    if (wants('throughput') && throughputProcesses > 1) {
+      log(`throughput: ${throughputProcesses} processes a side`);
+      for (let index = 2; index <= throughputProcesses; index++) {
+        extraServices.push(await startService(`service-${index}`, target));
+        extraBaselines.push(
+          await startProcess(
+            `baseline-${index}`,
+            ['--import', 'tsx', 'bench/baseline.ts', fixturesFile, '$PORT'],
+            {},
+          ),
+        );
+      }
+    }
+    const measuredServices = [service, ...extraServices];
+    const measuredBaselines = [baseline, ...extraBaselines];
     const pinned =
       wants('throughput') &&
       args.pin === true &&
       cpus >= 2 &&
       pinProcess(process.pid, cpus > 2 ? `0-${cpus - 2}` : '0') &&
-      pinProcess(service.child.pid!, serverCpu) &&
-      pinProcess(baseline.child.pid!, serverCpu);
+      [...measuredServices, ...measuredBaselines].every((measured) =>
+        pinProcess(measured.child.pid!, serverCpu),
+      );
     if (wants('throughput')) {
       results.placement = pinned
         ? `service and baseline pinned to CPU ${serverCpu}, the load generator to the other${cpus > 2 ? 's' : ''} (taskset)`
@@ -730,8 +781,8 @@ async function main(): Promise<void> {
       log(`throughput: ${throughputWarmUp} s of warm-up on every scenario, both sides`);
       const each = Math.max(1, Math.round(throughputWarmUp / throughputScenarios.length / 2));
       for (const scenario of throughputScenarios) {
-        for (const target of [baseline.base, base]) {
-          await load(target, { ...scenario, connections, duration: each, warmup: false });
+        for (const measured of [...measuredBaselines, ...measuredServices]) {
+          await load(measured.base, { ...scenario, connections, duration: each, warmup: false });
         }
       }
     }
@@ -739,25 +790,42 @@ async function main(): Promise<void> {
       log(`throughput: ${scenario.scenario}`);
       // Alternate baseline and service runs and keep the median of each: the machine's other load
       // moves between runs, and alternating spreads it evenly over both sides.
-      const baselineRuns: Run[] = [];
-      const serviceRuns: Run[] = [];
+      // Runs by process, both sides in the same order: baseline i, then service i.
+      const baselineRuns: Run[][] = measuredBaselines.map(() => []);
+      const serviceRuns: Run[][] = measuredServices.map(() => []);
       for (let round = 0; round < rounds; round++) {
-        baselineRuns.push(await load(baseline.base, { ...scenario, connections, pid: baseline.child.pid }));
-        serviceRuns.push(await load(base, { ...scenario, connections, pid: service.child.pid }));
+        for (let index = 0; index < measuredServices.length; index++) {
+          const [baselineProcess, serviceProcess] = [measuredBaselines[index]!, measuredServices[index]!];
+          baselineRuns[index]!.push(
+            await load(baselineProcess.base, { ...scenario, connections, pid: baselineProcess.child.pid }),
+          );
+          serviceRuns[index]!.push(
+            await load(serviceProcess.base, { ...scenario, connections, pid: serviceProcess.child.pid }),
+          );
+        }
       }
-      for (const run of baselineRuns) expectStatus(`baseline ${scenario.scenario}`, run, scenario.status);
-      for (const run of serviceRuns) expectStatus(`service ${scenario.scenario}`, run, scenario.status);
-      const baselineRun = median(baselineRuns);
-      const serviceRun = median(serviceRuns);
+      for (const run of baselineRuns.flat())
+        expectStatus(`baseline ${scenario.scenario}`, run, scenario.status);
+      for (const run of serviceRuns.flat())
+        expectStatus(`service ${scenario.scenario}`, run, scenario.status);
+      const baselineRun = sideOf(baselineRuns.flat());
+      const serviceRun = sideOf(serviceRuns.flat());
+      const perProcess = (runs: Run[][]) =>
+        runs.map((processRuns) => sideOf(processRuns).cpuMicros ?? Number.NaN);
       results.throughput.push({
         scenario: scenario.scenario,
         service: serviceRun,
         baseline: baselineRun,
         ratio: serviceRun.rps / baselineRun.rps,
+        serviceProcesses: perProcess(serviceRuns),
+        baselineProcesses: perProcess(baselineRuns),
       });
     }
     await stop(baseline);
     baseline = undefined;
+    for (const extra of [...extraServices, ...extraBaselines]) await stop(extra);
+    extraServices = [];
+    extraBaselines = [];
     if (args.pin === true && cpus >= 2) {
       // The later parts measure the service as it runs in production: on every CPU (also undoes a
       // pinning that stopped halfway).
@@ -904,6 +972,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await stop(baseline);
+    for (const extra of [...extraServices, ...extraBaselines]) await stop(extra);
     await stop(replica);
     await stop(service);
     await rm(scratch, { recursive: true, force: true });
@@ -1064,19 +1133,20 @@ function report(results: Results): string {
     '',
     `Machine: ${m.cpus} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB, Node ${m.node}, ${m.platform}; database: ${m.database}.`,
     `Service: ${m.runtime}. Load average (1 min) at start ${m.loadAverageAtStart}, at end ${m.loadAverageAtEnd}. Seeded in ${f1(results.seedSeconds)} s. Start to ready (GET /readyz 200): ${f1(results.readySeconds.cached ?? Number.NaN)} s${results.readySeconds.uncached === undefined ? '' : `, ${f1(results.readySeconds.uncached)} s without the cache`}.${results.startupChecksSeconds === undefined ? '' : ` PostgreSQL busy with the start-up checks for ${f1(results.startupChecksSeconds)} s after ready (waited for before measuring).`}`,
-    `autocannon in the bench process, service and baseline as child processes; ${results.settings.duration} s per run after 1 s of warm-up; throughput is the median of ${results.settings.rounds} alternating runs per side, ${results.settings.connections} connections, after ${results.settings.throughputWarmUp ?? 0} s of warm-up over all scenarios; latency runs use ${results.settings.latencyConnections}.`,
+    `autocannon in the bench process, service and baseline as child processes; ${results.settings.duration} s per run after 1 s of warm-up; throughput is the median of ${results.settings.rounds} alternating rounds over ${results.settings.processes ?? 1} process${(results.settings.processes ?? 1) === 1 ? '' : 'es'} a side (CPU per request: the median of all those runs), ${results.settings.connections} connections, after ${results.settings.throughputWarmUp ?? 0} s of warm-up over all scenarios; latency runs use ${results.settings.latencyConnections}.`,
     '',
     '### Throughput against a bare Fastify serving the same bytes from memory (target: CPU ratio >= 0.85x)',
     '',
     `CPU ratio: the baseline's CPU per request over the service's (above 1, the service spends less). Processes: ${results.placement ?? 'left to the scheduler'}.`,
     '',
-    '| scenario | service req/s | baseline req/s | ratio | service p95 ms | baseline p95 ms | service CPU µs/req | baseline CPU µs/req | CPU ratio |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| scenario | service req/s | baseline req/s | ratio | service p95 ms | baseline p95 ms | service CPU µs/req | baseline CPU µs/req | CPU ratio | by process, service; baseline (µs) |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
   );
   for (const row of results.throughput) {
     const cpuRatio = (row.baseline.cpuMicros ?? Number.NaN) / (row.service.cpuMicros ?? Number.NaN);
+    const byProcess = `${(row.serviceProcesses ?? []).map(f1).join(' / ')}; ${(row.baselineProcesses ?? []).map(f1).join(' / ')}`;
     lines.push(
-      `| ${row.scenario} | ${f0(row.service.rps)} | ${f0(row.baseline.rps)} | ${f2(row.ratio)}x | ${f1(row.service.p95)} | ${f1(row.baseline.p95)} | ${f1(row.service.cpuMicros ?? Number.NaN)} | ${f1(row.baseline.cpuMicros ?? Number.NaN)} | ${f2(cpuRatio)}x |`,
+      `| ${row.scenario} | ${f0(row.service.rps)} | ${f0(row.baseline.rps)} | ${f2(row.ratio)}x | ${f1(row.service.p95)} | ${f1(row.baseline.p95)} | ${f1(row.service.cpuMicros ?? Number.NaN)} | ${f1(row.baseline.cpuMicros ?? Number.NaN)} | ${f2(cpuRatio)}x | ${byProcess} |`,
     );
   }
   lines.push(
