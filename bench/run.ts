@@ -5,7 +5,8 @@
  *   --skills N              skills seeded (default 10000)
  *   --duration S            seconds per measured run (default 5; each run has a 1 s warm-up before it)
  *   --rounds R              throughput runs per scenario and process, alternating; the median counts (default 3)
- *   --processes P           throughput runs: service and baseline processes measured per side (default 2)
+ *   --processes P           throughput runs: service and baseline processes measured per side (default 2;
+ *                           PostgreSQL only, PGlite runs one)
  *   --connections C         concurrent connections for throughput runs (default 10)
  *   --latency-connections C concurrent connections for latency runs (default 4)
  *   --soak S                seconds of mixed reads while RSS is sampled (default 30)
@@ -99,11 +100,11 @@ const skillCount = Number(args.skills);
 const duration = Number(args.duration);
 const rounds = Math.max(1, Number(args.rounds));
 /**
- * Processes a side for the throughput runs. A process's CPU per request stays higher or lower than
- * another's of the same build for its whole life (docs/PERFORMANCE.md), so one process a side is one
- * draw; the figure is the median over every run of every process.
+ * Processes a side for the throughput runs. Processes of one build differ in CPU per request by up to
+ * a fifth (docs/PERFORMANCE.md), so one process a side is one draw; the figure is the median over
+ * every run of every process. PGlite is embedded in one process: one a side there.
  */
-const throughputProcesses = Math.max(1, Number(args.processes));
+const throughputProcesses = backend === 'pglite' ? 1 : Math.max(1, Number(args.processes));
 /** Seconds of load spread over every throughput scenario, both sides, before any is measured. */
 const throughputWarmUp = Math.max(0, Number(args['throughput-warm-up']));
 const connections = Number(args.connections);
